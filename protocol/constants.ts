@@ -1,0 +1,120 @@
+/**
+ * Every name on the wire in one place (DESIGN §3–§5): envelope domain, protocol ids, gossip topics,
+ * capability keys for the DHT, and the defaults that bound message freshness. Change a value here and
+ * the protocol version changes with it.
+ */
+import { cidOfRaw, type CID } from '../crypto/index.js'
+
+/** Version of every payload schema (`v` field). */
+export const PROTOCOL_VERSION = 1
+
+/** Signature domain of every gpumesh envelope (libp2p RFC 0002). */
+export const ENVELOPE_DOMAIN = 'gpumesh'
+
+export const PROTOCOLS = {
+  /** Private Kademlia DHT, so the network never mixes with IPFS. */
+  kad: '/gpumesh/kad/1.0.0',
+  /** Request → the provider's signed capability ad. */
+  capability: '/gpumesh/capability/1.0.0',
+  /** Award → accept → inputs → heartbeats/status → outputs + receipt. */
+  exec: '/gpumesh/exec/1.0.0',
+  /** Blobs by CID, chunked, size-capped, hash-checked. */
+  blob: '/gpumesh/blob/1.0.0'
+} as const
+
+export const TOPIC_PREFIX = 'gpumesh/1'
+/** Jobs without a region go here. */
+export const GLOBAL_MARKET = 'global'
+/** Receipts, attestations, probe results, failure reports and fraud proofs. */
+export const EVIDENCE_TOPIC = `${TOPIC_PREFIX}/evidence`
+
+/** Gossip topic carrying jobs, bids and awards for `region` (top-level region, or `global`). */
+export function marketTopic (region: string = GLOBAL_MARKET): string {
+  return `${TOPIC_PREFIX}/market/${region}`
+}
+
+/** Clock skew tolerated between peers before a message counts as future-dated. */
+export const DEFAULT_CLOCK_SKEW_MS = 30_000
+
+/** Hard upper bound on any envelope, checked before parsing. Each kind has a smaller limit. */
+export const MAX_ENVELOPE_BYTES = 256 * 1024
+
+// ---------------------------------------------------------------------------------------------
+// Capability keys (DESIGN §4)
+// ---------------------------------------------------------------------------------------------
+
+/** Prefix hashed with every capability key: cid = CIDv1(raw, sha2-256(prefix + key)). */
+export const CAPABILITY_KEY_PREFIX = 'gpumesh/cap/1/'
+
+/** Per-GPU VRAM buckets in GB. A provider announces every bucket its GPUs meet. */
+export const VRAM_BUCKETS_GB = [8, 12, 16, 24, 32, 40, 48, 80, 96, 141, 192] as const
+
+/**
+ * Drivers report usable memory in MiB, below the marketed size (decimal GB, ECC and firmware
+ * reservations): an "L40S 48GB" reports 46,068 MiB, an "A100 40GB" 40,536 MiB. A GPU meets a nominal
+ * size of G GB when it reports at least G × 1024 × 0.92 MiB.
+ */
+export const VRAM_NOMINAL_RATIO = 0.92
+
+/** True when a GPU reporting `vramMiB` counts as having `gb` GB (see VRAM_NOMINAL_RATIO). */
+export function vramMeetsGB (vramMiB: number, gb: number): boolean {
+  return vramMiB >= Math.floor(gb * 1024 * VRAM_NOMINAL_RATIO)
+}
+
+/** Every VRAM bucket met by a GPU reporting `vramMiB`, smallest first. */
+export function vramBuckets (vramMiB: number): number[] {
+  return VRAM_BUCKETS_GB.filter((gb) => vramMeetsGB(vramMiB, gb))
+}
+
+/** The smallest bucket at or above `gb`: the DHT key to look up for "at least `gb` GB". */
+export function vramBucketAtLeast (gb: number): number | undefined {
+  return VRAM_BUCKETS_GB.find((bucket) => bucket >= gb)
+}
+
+/** `NVIDIA H100 80GB HBM3` → `nvidia-h100-80gb-hbm3`. */
+export function modelSlug (name: string): string {
+  return name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '')
+}
+
+/**
+ * Regions are hierarchical slugs: `eu-west` lies inside `eu`. `regionAncestry('eu-west-2')` →
+ * [`eu-west-2`, `eu-west`, `eu`].
+ */
+export function regionAncestry (region: string): string[] {
+  const parts = region.split('-')
+  return parts.map((_, i) => parts.slice(0, parts.length - i).join('-'))
+}
+
+/** True when `region` equals `wanted` or lies inside it (`eu-west` is in `eu`). */
+export function regionWithin (region: string, wanted: string): boolean {
+  return region === wanted || region.startsWith(`${wanted}-`)
+}
+
+export interface CapabilitySummary {
+  gpus: ReadonlyArray<{ model: string, vramMiB: number }>
+  region: string
+}
+
+/**
+ * The capability keys a provider announces (DESIGN §4): `gpu/<model>`, `vram/<GB>` for every bucket
+ * met, `region/<r>` for its region and each enclosing region, and `market/<r>/<GB>` for each of those
+ * pairs, so "≥ 40 GB in eu" is one lookup of `market/eu/40`. Sorted and de-duplicated.
+ */
+export function capabilityKeys (summary: CapabilitySummary): string[] {
+  const keys = new Set<string>()
+  const regions = regionAncestry(summary.region)
+  for (const gpu of summary.gpus) {
+    keys.add(`gpu/${gpu.model}`)
+    for (const gb of vramBuckets(gpu.vramMiB)) {
+      keys.add(`vram/${gb}`)
+      for (const region of regions) keys.add(`market/${region}/${gb}`)
+    }
+  }
+  for (const region of regions) keys.add(`region/${region}`)
+  return [...keys].sort()
+}
+
+/** The DHT key (a CID to `provide`) for one capability key. */
+export function capabilityKeyCid (key: string): CID {
+  return cidOfRaw(new TextEncoder().encode(CAPABILITY_KEY_PREFIX + key))
+}

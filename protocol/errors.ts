@@ -1,0 +1,47 @@
+/**
+ * Why a message was rejected. One error class; the reason is a string code that is stable on the
+ * wire of logs, metrics labels and gossip peer-score penalties (DESIGN §3, STYLE "one error class
+ * per condition").
+ */
+export const RejectReason = {
+  /** Larger than the limit for its kind (or the global limit) — checked before parsing. */
+  TOO_LARGE: 'TOO_LARGE',
+  /** Not a well-formed RFC 0002 envelope. */
+  MALFORMED_ENVELOPE: 'MALFORMED_ENVELOPE',
+  /** Signed with a key type other than Ed25519. */
+  UNSUPPORTED_KEY: 'UNSUPPORTED_KEY',
+  /** A gpumesh payload type, but not the one expected here. */
+  WRONG_PAYLOAD_TYPE: 'WRONG_PAYLOAD_TYPE',
+  /** Not a gpumesh payload type at all. */
+  UNKNOWN_PAYLOAD_TYPE: 'UNKNOWN_PAYLOAD_TYPE',
+  BAD_SIGNATURE: 'BAD_SIGNATURE',
+  /** The payload is not DAG-CBOR. */
+  MALFORMED_PAYLOAD: 'MALFORMED_PAYLOAD',
+  /** Valid DAG-CBOR, but not the canonical bytes of its value. */
+  NON_CANONICAL: 'NON_CANONICAL',
+  UNSUPPORTED_VERSION: 'UNSUPPORTED_VERSION',
+  /** A field the schema does not know (at any depth). */
+  UNKNOWN_FIELD: 'UNKNOWN_FIELD',
+  /** A missing field, a wrong type or a value out of range. */
+  INVALID_FIELD: 'INVALID_FIELD',
+  EXPIRED: 'EXPIRED',
+  /** issuedAt beyond now + the clock-skew allowance. */
+  FUTURE_DATED: 'FUTURE_DATED',
+  /** expiresAt before issuedAt, or a lifetime longer than its kind allows. */
+  BAD_LIFETIME: 'BAD_LIFETIME',
+  /** Seen before (same signer and nonce, or the same signed payload). */
+  REPLAY: 'REPLAY'
+} as const
+
+export type RejectReason = typeof RejectReason[keyof typeof RejectReason]
+
+export class MessageRejectedError extends Error {
+  override readonly name = 'MessageRejectedError'
+  constructor (readonly reason: RejectReason, message: string, readonly path?: string) {
+    super(`${reason}: ${message}`)
+  }
+}
+
+export function reject (reason: RejectReason, message: string, path?: string): never {
+  throw new MessageRejectedError(reason, message, path)
+}

@@ -1,0 +1,52 @@
+import { z } from 'zod'
+import { cid, header, micros, paymentRule, peerId, text, uint } from './common.js'
+
+/**
+ * The requester's decision, gossiped so any node can recompute it: `considered` lists every bid
+ * scored (sorted CIDs), `winner`/`bid` the choice and `price` what will be paid per GPU-hour.
+ */
+export const awardSchema = z.strictObject({
+  ...header,
+  job: cid,
+  /** 1 for the first auction, +1 for each re-auction after a failure or preemption. */
+  attempt: z.int().min(1).max(16),
+  winner: peerId,
+  bid: cid,
+  price: micros,
+  paymentRule,
+  considered: z.array(cid).min(1).max(256),
+  /** Providers excluded from this attempt (failed earlier attempts). */
+  excluded: z.array(peerId).max(64),
+  /** No heartbeat for this long → the provider is presumed gone. */
+  leaseMs: z.int().min(1_000).max(3_600_000),
+  /** Length of one payment interval; the provider risks at most one. */
+  billingIntervalSec: z.int().min(1).max(86_400)
+})
+
+/** The winner's answer on the exec protocol. */
+export const awardResponseSchema = z.strictObject({
+  ...header,
+  job: cid,
+  award: cid,
+  decision: z.enum(['accept', 'decline']),
+  reason: text(256).optional()
+})
+
+export const jobStates = ['accepted', 'fetching-inputs', 'running', 'uploading', 'completed', 'failed', 'preempted', 'cancelled'] as const
+
+/** Status and heartbeat from the provider while a job runs. */
+export const jobStatusSchema = z.strictObject({
+  ...header,
+  job: cid,
+  award: cid,
+  /** Strictly increasing per (job, award). */
+  seq: uint,
+  state: z.enum(jobStates),
+  gpuSeconds: uint,
+  message: text(512).optional()
+})
+
+export type Award = z.infer<typeof awardSchema>
+export type AwardResponse = z.infer<typeof awardResponseSchema>
+export type JobState = typeof jobStates[number]
+export type JobStatus = z.infer<typeof jobStatusSchema>

@@ -1,0 +1,23 @@
+import { z } from 'zod'
+import { cid, country, gpuUuid, header, micros, region, slug, timestampMs, uint } from './common.js'
+
+/** A provider's offer to run a job, gossiped on the job's market topic (DESIGN §5). */
+export const bidSchema = z.strictObject({
+  ...header,
+  job: cid,
+  /** Asked price, micros per GPU-hour. */
+  price: micros,
+  /** The GPUs the provider would allocate. */
+  gpus: z.array(gpuUuid).max(64),
+  model: slug(),
+  vramMiB: uint,
+  region,
+  country: country.optional(),
+  /** The provider promises to start by this time. */
+  startBy: timestampMs,
+  /** CID of the capability ad the bid stands on. */
+  ad: cid,
+  attestation: cid.optional()
+})
+
+export type Bid = z.infer<typeof bidSchema>

@@ -1,0 +1,72 @@
+import { z } from 'zod'
+import { bytes, cid, gpuUuid, header, nonce, peerId, slug, text, timestampMs, uint } from './common.js'
+
+/** Embedded signed envelopes (e.g. the receipts a fraud proof rests on), each up to 16 KiB. */
+const embeddedEnvelope = bytes(1, 16 * 1024)
+
+export const failureReasons = ['no-heartbeat', 'declined', 'no-show', 'crashed', 'output-mismatch', 'bad-receipt', 'nonpayment', 'preempted', 'cancelled', 'timeout'] as const
+
+/** Signed by whoever saw a failure: the requester (provider vanished) or the provider (requester stopped paying). */
+export const failureReportSchema = z.strictObject({
+  ...header,
+  job: cid,
+  subject: peerId,
+  reason: z.enum(failureReasons),
+  observedAt: timestampMs,
+  /** Signed envelopes that back the report (award, last status, receipt…). */
+  evidence: z.array(embeddedEnvelope).max(8),
+  detail: text(512).optional()
+})
+
+/** A provider's signed statement of its hardware and a benchmark it ran. */
+export const attestationSchema = z.strictObject({
+  ...header,
+  gpus: z.array(z.strictObject({
+    uuid: gpuUuid,
+    name: text(96),
+    vramMiB: uint,
+    driver: text(32).optional()
+  })).max(64),
+  host: z.strictObject({ cpuCores: uint, memoryMiB: uint }),
+  benchmark: z.strictObject({
+    name: slug(),
+    value: uint,
+    unit: slug(),
+    durationMs: uint
+  })
+})
+
+export const probeKinds = ['ping', 'capability', 'freivalds-matmul'] as const
+
+/** Signed by the prober: what it measured when it challenged `subject`. */
+export const probeResultSchema = z.strictObject({
+  ...header,
+  subject: peerId,
+  /** The challenge the subject had to answer. */
+  nonce,
+  kind: z.enum(probeKinds),
+  ok: z.boolean(),
+  rttMs: uint.optional(),
+  durationMs: uint,
+  /** Problem size (matrix dimension for freivalds-matmul). */
+  size: uint.optional(),
+  detail: text(256).optional()
+})
+
+/**
+ * Two or more signed receipts for the same deterministic job and inputs with different outputs.
+ * Self-contained: any node can check it without asking anyone.
+ */
+export const fraudProofSchema = z.strictObject({
+  ...header,
+  subject: peerId,
+  job: cid,
+  kind: z.literal('conflicting-receipts'),
+  receipts: z.array(embeddedEnvelope).min(2).max(5)
+})
+
+export type FailureReport = z.infer<typeof failureReportSchema>
+export type FailureReason = typeof failureReasons[number]
+export type HardwareAttestation = z.infer<typeof attestationSchema>
+export type ProbeResult = z.infer<typeof probeResultSchema>
+export type FraudProof = z.infer<typeof fraudProofSchema>
