@@ -1,0 +1,24 @@
+import { spawn } from 'node:child_process'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+/** dist/node/cli/bin.js, run as a separate OS process, the way users run `gpumesh`. */
+export const BIN = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'node', 'cli', 'bin.js')
+
+export interface CliResult { code: number | null, stdout: string, stderr: string }
+
+export async function runCli (args: string[], options: { env?: NodeJS.ProcessEnv, timeoutMs?: number } = {}): Promise<CliResult> {
+  return await new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d })
+    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d })
+    const timer = setTimeout(() => { child.kill('SIGKILL') }, options.timeoutMs ?? 15_000)
+    child.on('error', reject)
+    child.on('close', (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr })
+    })
+  })
+}

@@ -1,0 +1,78 @@
+import { createHash } from 'node:crypto'
+import assert from 'node:assert/strict'
+import {
+  EVIDENCE_TOPIC, PROTOCOLS, capabilityKeyCid, capabilityKeys, marketTopic, modelSlug, regionAncestry, regionWithin,
+  vramBucketAtLeast, vramBuckets, vramMeetsGB
+} from '../../../protocol/index.js'
+
+describe('protocol constants and capability keys', () => {
+  it('names protocols and topics as DESIGN §4–§5 says', () => {
+    assert.equal(PROTOCOLS.kad, '/gpumesh/kad/1.0.0')
+    assert.equal(PROTOCOLS.capability, '/gpumesh/capability/1.0.0')
+    assert.equal(PROTOCOLS.exec, '/gpumesh/exec/1.0.0')
+    assert.equal(PROTOCOLS.blob, '/gpumesh/blob/1.0.0')
+    assert.equal(marketTopic('eu'), 'gpumesh/1/market/eu')
+    assert.equal(marketTopic(), 'gpumesh/1/market/global')
+    assert.equal(EVIDENCE_TOPIC, 'gpumesh/1/evidence')
+  })
+
+  it('slugs GPU model names as nvidia-smi prints them', () => {
+    assert.equal(modelSlug('NVIDIA H100 80GB HBM3'), 'nvidia-h100-80gb-hbm3')
+    assert.equal(modelSlug('NVIDIA A100-SXM4-40GB'), 'nvidia-a100-sxm4-40gb')
+    assert.equal(modelSlug('  Tesla T4 '), 'tesla-t4')
+  })
+
+  it('maps reported MiB to the marketed VRAM buckets', () => {
+    // memory.total in MiB as nvidia-smi reports it for these cards
+    const cards: Array<[string, number, number]> = [
+      ['H100 80GB HBM3', 81_559, 80],
+      ['H200', 143_771, 141],
+      ['A100-SXM4-40GB', 40_536, 40],
+      ['L40S', 46_068, 48],
+      ['A10', 23_028, 24],
+      ['RTX 4090', 24_564, 24],
+      ['Tesla T4', 15_360, 16],
+      ['Tesla V100-SXM2-32GB', 32_768, 32]
+    ]
+    for (const [name, mib, marketed] of cards) {
+      const buckets = vramBuckets(mib)
+      assert.equal(buckets.at(-1), marketed, name)
+      assert.ok(vramMeetsGB(mib, marketed), name)
+    }
+    assert.deepEqual(vramBuckets(4096), [])
+    assert.equal(vramBucketAtLeast(40), 40)
+    assert.equal(vramBucketAtLeast(41), 48)
+    assert.equal(vramBucketAtLeast(500), undefined)
+  })
+
+  it('treats regions as a hierarchy', () => {
+    assert.deepEqual(regionAncestry('eu-west-2'), ['eu-west-2', 'eu-west', 'eu'])
+    assert.ok(regionWithin('eu-west', 'eu'))
+    assert.ok(regionWithin('eu', 'eu'))
+    assert.ok(!regionWithin('europa', 'eu'))
+    assert.ok(!regionWithin('eu', 'eu-west'))
+  })
+
+  it('derives the capability keys a provider announces', () => {
+    const keys = capabilityKeys({ region: 'eu-west', gpus: [{ model: 'nvidia-a100-sxm4-40gb', vramMiB: 40_536 }, { model: 'nvidia-a100-sxm4-40gb', vramMiB: 40_536 }] })
+    assert.deepEqual(keys, [
+      'gpu/nvidia-a100-sxm4-40gb',
+      ...['12', '16', '24', '32', '40', '8'].flatMap((gb) => [`market/eu-west/${gb}`, `market/eu/${gb}`]),
+      'region/eu', 'region/eu-west',
+      'vram/12', 'vram/16', 'vram/24', 'vram/32', 'vram/40', 'vram/8'
+    ].sort())
+  })
+
+  it('hashes a capability key to a stable raw CIDv1', () => {
+    const cid = capabilityKeyCid('gpu/nvidia-h100-80gb-hbm3')
+    assert.equal(cid.version, 1)
+    assert.equal(cid.code, 0x55)
+    assert.equal(cid.multihash.code, 0x12)
+    // CIDv1(raw, sha2-256("gpumesh/cap/1/gpu/nvidia-h100-80gb-hbm3")), computed independently and pinned
+    // so that the wire name cannot drift unnoticed
+    const digest = createHash('sha256').update('gpumesh/cap/1/gpu/nvidia-h100-80gb-hbm3').digest()
+    assert.deepEqual([...cid.multihash.digest], [...digest])
+    assert.equal(cid.toString(), 'bafkreihndcy3sfn6b7hoemke2f4d6wqubnkyph3tv4dxuyrnkipl2gmxya')
+    assert.notEqual(cid.toString(), capabilityKeyCid('gpu/nvidia-h100').toString())
+  })
+})
