@@ -35,6 +35,12 @@ function job (): JobRequest {
   }
 }
 
+function seedOf (i: number): Uint8Array {
+  const seed = new Uint8Array(32)
+  new DataView(seed.buffer).setUint32(0, i + 1)
+  return seed
+}
+
 function envelopeRows (impl: Ed25519): Rate[] {
   const identity = new Identity(new Uint8Array(32).fill(9), impl)
   const jobSealed = sealMessage(identity, 'job-request', job())
@@ -44,9 +50,14 @@ function envelopeRows (impl: Ed25519): Rate[] {
     region: 'eu-west', startBy: now + 30_000, ad: jobSealed.cid
   }
   const bidSealed = sealMessage(identity, 'bid', bid)
+  // 5,000 signers cycled through a 4,096-key cache: every open imports and checks a new key, as
+  // when a flood comes from fresh identities
+  const coldBids = Array.from({ length: 5000 }, (_, i) => sealMessage(new Identity(seedOf(i), impl), 'bid', bid).bytes)
+  const cold = impl instanceof NativeEd25519 ? new NativeEd25519() : new NobleEd25519()
   return [
     measure(`${impl.name} seal bid (${bidSealed.bytes.byteLength} B)`, () => sealMessage(identity, 'bid', bid), MS),
     measure(`${impl.name} open bid`, () => openMessage(bidSealed.bytes, 'bid', { now, ed25519: impl }), MS),
+    measure(`${impl.name} open bid, new signer each time`, (i) => openMessage(coldBids[i % coldBids.length] as Uint8Array, 'bid', { now, ed25519: cold }), MS),
     measure(`${impl.name} seal job request (${jobSealed.bytes.byteLength} B)`, () => sealMessage(identity, 'job-request', jobSealed.payload), MS),
     measure(`${impl.name} open job request`, () => openMessage(jobSealed.bytes, 'job-request', { now, ed25519: impl }), MS)
   ]
@@ -63,6 +74,7 @@ console.log('\nratios')
 console.log(`  native/noble verify: ${(rate('node:crypto verify') / rate('@noble/ed25519 verify')).toFixed(1)}×`)
 console.log(`  native/noble sign:   ${(rate('node:crypto sign') / rate('@noble/ed25519 sign')).toFixed(1)}×`)
 console.log(`  native open bid / raw verify: ${(rate('node:crypto open bid') / rate('node:crypto verify')).toFixed(2)} (envelope + schema overhead)`)
+console.log(`  native open bid, cold/warm key cache: ${(rate('node:crypto open bid, new') / rate('node:crypto open bid')).toFixed(2)}`)
 const target = 8000
 const openBid = rate('node:crypto open bid')
 const openJob = rate('node:crypto open job request')

@@ -1,6 +1,7 @@
 import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto'
 import { checkSeed, wellFormed, type Ed25519 } from './ed25519.js'
 import { BoundedCache } from './bounded-cache.js'
+import { isStrictPublicKey } from './ed25519-noble.js'
 
 // DER prefixes that wrap a raw Ed25519 key into SPKI / PKCS#8 (RFC 8410).
 const SPKI_PREFIX = Uint8Array.from([0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00])
@@ -16,7 +17,8 @@ function concat (a: Uint8Array, b: Uint8Array): Buffer {
 /** Ed25519 on OpenSSL through `node:crypto` (≈10× faster than the pure-JS implementation). */
 export class NativeEd25519 implements Ed25519 {
   readonly name = 'node:crypto'
-  private readonly publicKeys = new BoundedCache<string, KeyObject>(KEY_CACHE_SIZE)
+  /** Imported keys; `null` marks a key refused as small-order or non-canonical. */
+  private readonly publicKeys = new BoundedCache<string, KeyObject | null>(KEY_CACHE_SIZE)
   private readonly privateKeys = new BoundedCache<string, KeyObject>(64)
 
   publicKey (seed: Uint8Array): Uint8Array {
@@ -30,13 +32,8 @@ export class NativeEd25519 implements Ed25519 {
 
   verify (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
     if (!wellFormed(publicKey, signature)) return false
-    let key: KeyObject
-    try {
-      key = this.publicKeyObject(publicKey)
-    } catch {
-      return false // not a point on the curve
-    }
-    return verify(null, message, key, signature)
+    const key = this.publicKeyObject(publicKey)
+    return key !== null && verify(null, message, key, signature)
   }
 
   private privateKeyObject (seed: Uint8Array): KeyObject {
@@ -50,11 +47,16 @@ export class NativeEd25519 implements Ed25519 {
     return key
   }
 
-  private publicKeyObject (publicKey: Uint8Array): KeyObject {
+  private publicKeyObject (publicKey: Uint8Array): KeyObject | null {
     const id = Buffer.from(publicKey).toString('base64')
     let key = this.publicKeys.get(id)
-    if (key == null) {
-      key = createPublicKey({ key: concat(SPKI_PREFIX, publicKey), format: 'der', type: 'spki' })
+    if (key === undefined) {
+      key = null
+      if (isStrictPublicKey(publicKey)) {
+        try {
+          key = createPublicKey({ key: concat(SPKI_PREFIX, publicKey), format: 'der', type: 'spki' })
+        } catch {} // not a point OpenSSL accepts
+      }
       this.publicKeys.set(id, key)
     }
     return key

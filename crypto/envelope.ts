@@ -88,8 +88,12 @@ export function decodeEnvelope (bytes: Uint8Array): Envelope {
   if (offset !== bytes.byteLength) throw new EnvelopeError('ENVELOPE_MALFORMED', 'trailing bytes after envelope')
   const [keyProto, payloadType, payload, signature] = values as [Uint8Array, Uint8Array, Uint8Array, Uint8Array]
   const prefix = ED25519_PUBLIC_KEY_PROTOBUF_PREFIX
+  // PublicKey protobuf: 08 <KeyType> 12 <length> <key bytes>; KeyType 1 is Ed25519
+  if (keyProto[0] === 0x08 && keyProto[1] !== undefined && keyProto[1] !== 0x01 && keyProto[1] < 0x80) {
+    throw new EnvelopeError('ENVELOPE_UNSUPPORTED_KEY', `envelope public key has type ${keyProto[1]}, only Ed25519 (1) is supported`)
+  }
   if (keyProto.byteLength !== prefix.byteLength + ED25519_PUBLIC_KEY_BYTES || !bytesEqual(keyProto.subarray(0, prefix.byteLength), prefix)) {
-    throw new EnvelopeError('ENVELOPE_UNSUPPORTED_KEY', 'envelope public key is not an Ed25519 key')
+    throw new EnvelopeError('ENVELOPE_MALFORMED', 'envelope public key is not a 32-byte Ed25519 key protobuf')
   }
   return { publicKey: keyProto.subarray(prefix.byteLength), payloadType, payload, signature }
 }

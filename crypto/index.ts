@@ -5,7 +5,7 @@
 export * from './errors.js'
 export * from './ed25519.js'
 export { NativeEd25519, nativeEd25519Available } from './ed25519-native.js'
-export { NobleEd25519 } from './ed25519-noble.js'
+export { NobleEd25519, isStrictPublicKey } from './ed25519-noble.js'
 export { defaultEd25519 } from './ed25519-default.js'
 export { Identity, PRIVATE_KEY_PROTOBUF_BYTES, type Signer } from './identity.js'
 export { IDENTITY_FILE, identityPath, loadIdentity, saveIdentity, loadOrCreateIdentity } from './keystore.js'

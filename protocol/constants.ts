@@ -66,9 +66,15 @@ export function vramBuckets (vramMiB: number): number[] {
   return VRAM_BUCKETS_GB.filter((gb) => vramMeetsGB(vramMiB, gb))
 }
 
-/** The smallest bucket at or above `gb`: the DHT key to look up for "at least `gb` GB". */
-export function vramBucketAtLeast (gb: number): number | undefined {
-  return VRAM_BUCKETS_GB.find((bucket) => bucket >= gb)
+/**
+ * The VRAM bucket to look up on the DHT for "at least `gb` GB": the largest bucket at or below `gb`.
+ * Its providers are a superset of the answer (a 64 GB card announces 48, and meets "≥ 50"), so the
+ * caller filters the fetched ads by their real VRAM. Undefined below the smallest bucket: any GPU fits.
+ */
+export function vramLookupBucket (gb: number): number | undefined {
+  let found: number | undefined
+  for (const bucket of VRAM_BUCKETS_GB) if (bucket <= gb) found = bucket
+  return found
 }
 
 /** `NVIDIA H100 80GB HBM3` → `nvidia-h100-80gb-hbm3`. */

@@ -59,7 +59,7 @@ export function sealMessage<K extends Kind> (signer: Signer, kind: K, payload: P
 interface Timed { issuedAt: number, expiresAt: number }
 
 function checkLifetime (kind: Kind, payload: Timed): void {
-  if (payload.expiresAt < payload.issuedAt) reject(RejectReason.BAD_LIFETIME, 'expiresAt is before issuedAt', 'expiresAt')
+  if (payload.expiresAt <= payload.issuedAt) reject(RejectReason.BAD_LIFETIME, 'expiresAt must be after issuedAt', 'expiresAt')
   if (payload.expiresAt - payload.issuedAt > KINDS[kind].maxLifetimeMs) {
     reject(RejectReason.BAD_LIFETIME, `${kind} may live at most ${KINDS[kind].maxLifetimeMs} ms`, 'expiresAt')
   }
@@ -87,7 +87,8 @@ export function openMessage<K extends Kind> (bytes: Uint8Array, expected: K | re
   if (kind === undefined) reject(RejectReason.UNKNOWN_PAYLOAD_TYPE, `payload type ${toHex(envelope.payloadType, 'base16')} is not a gpumesh message`)
   if (!(kinds as readonly Kind[]).includes(kind)) reject(RejectReason.WRONG_PAYLOAD_TYPE, `got ${kind}, expected ${kinds.join(' or ')}`)
   const spec = KINDS[kind]
-  if (bytes.byteLength > Math.min(spec.maxBytes, globalLimit)) reject(RejectReason.TOO_LARGE, `${kind} of ${bytes.byteLength} bytes, limit ${spec.maxBytes}`)
+  const limit = Math.min(spec.maxBytes, globalLimit)
+  if (bytes.byteLength > limit) reject(RejectReason.TOO_LARGE, `${kind} of ${bytes.byteLength} bytes, limit ${limit}`)
 
   const { payload, cid } = decodePayload(kind as K, envelope.payload)
   const timed = payload as Timed

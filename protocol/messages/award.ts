@@ -1,5 +1,6 @@
 import { z } from 'zod'
-import { cid, header, micros, paymentRule, peerId, text, uint } from './common.js'
+import type { CID } from '../../crypto/index.js'
+import { cborCid as cid, header, micros, paymentRule, peerId, text, uint } from './common.js'
 
 /**
  * The requester's decision, gossiped so any node can recompute it: `considered` lists every bid
@@ -14,6 +15,7 @@ export const awardSchema = z.strictObject({
   bid: cid,
   price: micros,
   paymentRule,
+  /** Every bid scored, as CIDs sorted by their string form, without duplicates; includes `bid`. */
   considered: z.array(cid).min(1).max(256),
   /** Providers excluded from this attempt (failed earlier attempts). */
   excluded: z.array(peerId).max(64),
@@ -21,7 +23,9 @@ export const awardSchema = z.strictObject({
   leaseMs: z.int().min(1_000).max(3_600_000),
   /** Length of one payment interval; the provider risks at most one. */
   billingIntervalSec: z.int().min(1).max(86_400)
-})
+}).refine((a) => a.considered.every((c, i) => i === 0 || (a.considered[i - 1] as CID).toString() < c.toString()), {
+  message: 'considered must be sorted and unique', path: ['considered']
+}).refine((a) => a.considered.some((c) => c.equals(a.bid)), { message: 'the winning bid must be among those considered', path: ['bid'] })
 
 /** The winner's answer on the exec protocol. */
 export const awardResponseSchema = z.strictObject({

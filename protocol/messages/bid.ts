@@ -1,10 +1,10 @@
 import { z } from 'zod'
-import { cid, country, gpuUuid, header, micros, region, slug, timestampMs, uint } from './common.js'
+import { cborCid, country, gpuUuid, header, micros, region, slug, timestampMs, uint } from './common.js'
 
 /** A provider's offer to run a job, gossiped on the job's market topic (DESIGN §5). */
 export const bidSchema = z.strictObject({
   ...header,
-  job: cid,
+  job: cborCid,
   /** Asked price, micros per GPU-hour. */
   price: micros,
   /** The GPUs the provider would allocate. */
@@ -16,8 +16,8 @@ export const bidSchema = z.strictObject({
   /** The provider promises to start by this time. */
   startBy: timestampMs,
   /** CID of the capability ad the bid stands on. */
-  ad: cid,
-  attestation: cid.optional()
+  ad: cborCid,
+  attestation: cborCid.optional()
 })
 
 export type Bid = z.infer<typeof bidSchema>

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { cid, country, executor, gpuUuid, header, micros, region, slug, text, timeZone, uint, uniqueArray, weeklyWindow } from './common.js'
+import { cborCid, country, executor, gpuUuid, header, micros, region, slug, text, timeZone, uint, uniqueArray, weeklyWindow } from './common.js'
 
 export const gpuInfo = z.strictObject({
   /** nvidia-smi index on the provider. */
@@ -38,7 +38,7 @@ export const capabilityAdSchema = z.strictObject({
   workloads: uniqueArray(executor, 3, 1),
   limits: z.strictObject({ maxPowerW: uint.optional(), maxTempC: uint.optional() }),
   /** CIDs of the provider's hardware attestations. */
-  attestations: z.array(cid).max(8),
+  attestations: z.array(cborCid).max(8),
   /** Multiaddrs the provider can be dialed on. */
   addrs: z.array(text(256)).max(16)
 })

@@ -4,7 +4,7 @@
  * the wire: shares are per-mille, money is integer micro-credits.
  */
 import { z } from 'zod'
-import { CID, SHA2_256, isPeerId } from '../../crypto/index.js'
+import { CID, DAG_CBOR_CODEC, RAW_CODEC, SHA2_256, isPeerId } from '../../crypto/index.js'
 import { PROTOCOL_VERSION } from '../constants.js'
 
 export const uint = z.int().nonnegative()
@@ -13,10 +13,21 @@ export const timestampMs = uint
 /** Integer micro-credits (1 credit = 1e6 micros ≈ 1 USD of compute). Prices are micros per GPU-hour. */
 export const micros = uint
 
-export const cid = z.custom<CID>((value) => {
-  const c = CID.asCID(value)
-  return c != null && c.version === 1 && c.multihash.code === SHA2_256
-}, { message: 'expected a CIDv1 with sha2-256' })
+const SHA2_256_BYTES = 32
+
+function cidOf (codecs: readonly number[], what: string) {
+  return z.custom<CID>((value) => {
+    const c = CID.asCID(value)
+    return c != null && c.version === 1 && codecs.includes(c.code) && c.multihash.code === SHA2_256 && c.multihash.size === SHA2_256_BYTES
+  }, { message: `expected a CIDv1 (${what}, sha2-256)` })
+}
+
+/** A signed message's payload or another DAG-CBOR document (an output manifest). */
+export const cborCid = cidOf([DAG_CBOR_CODEC], 'dag-cbor')
+/** A blob: raw bytes. */
+export const blobCid = cidOf([RAW_CODEC], 'raw')
+/** A blob or a DAG-CBOR manifest of blobs. */
+export const contentCid = cidOf([RAW_CODEC, DAG_CBOR_CODEC], 'raw or dag-cbor')
 
 export const peerId = z.string().max(64).refine(isPeerId, { message: 'expected an Ed25519 peer id' })
 
@@ -28,7 +39,21 @@ export const bytes = (min: number, max: number): z.ZodType<Uint8Array> =>
 /** A request's random nonce (8–32 bytes). */
 export const nonce = bytes(8, 32)
 
-export const text = (max: number) => z.string().max(max)
+/** UTF-8 length of `s` without allocating (lone surrogates count as the 3 bytes of U+FFFD). */
+export function utf8Length (s: string): number {
+  let bytes = 0
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c < 0x80) bytes += 1
+    else if (c < 0x800) bytes += 2
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) { bytes += 4; i++ }
+    else bytes += 3
+  }
+  return bytes
+}
+
+/** A string of at most `max` UTF-8 bytes (the limit is on the wire size, not on characters). */
+export const text = (max: number) => z.string().refine((s) => utf8Length(s) <= max, { message: `at most ${max} UTF-8 bytes` })
 
 /** Lower-case slug: `nvidia-h100-80gb-hbm3`, `eu-west`. */
 export const slug = (max = 64) => z.string().max(max).regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, { message: 'expected a lower-case slug' })
@@ -42,7 +67,7 @@ export const country = z.string().regex(/^[A-Z]{2}$/, { message: 'expected an IS
 export const gpuUuid = z.string().min(1).max(64).regex(/^[A-Za-z0-9-]+$/, { message: 'expected a GPU UUID' })
 
 /** A relative path inside a job's work dir: no leading `/`, no `..` or empty segments, no NUL. */
-export const relativePath = z.string().min(1).max(256).refine((p) =>
+export const relativePath = z.string().min(1).refine((p) => utf8Length(p) <= 256, { message: 'at most 256 UTF-8 bytes' }).refine((p) =>
   !p.startsWith('/') && !p.includes('\0') && !p.includes('\\') && p.split('/').every((s) => s !== '' && s !== '.' && s !== '..'),
 { message: 'expected a relative path without . or .. segments' })
 

@@ -1,8 +1,10 @@
 import { z } from 'zod'
-import { bytes, cid, gpuUuid, header, nonce, peerId, slug, text, timestampMs, uint } from './common.js'
+import { bytes, cborCid as cid, gpuUuid, header, nonce, peerId, slug, text, timestampMs, uint } from './common.js'
 
-/** Embedded signed envelopes (e.g. the receipts a fraud proof rests on), each up to 16 KiB. */
-const embeddedEnvelope = bytes(1, 16 * 1024)
+/** Signed envelopes carried inside another message, up to the largest award (32 KiB). */
+const embeddedEnvelope = bytes(1, 32 * 1024)
+/** Embedded receipts, up to a receipt's limit (16 KiB). */
+const embeddedReceipt = bytes(1, 16 * 1024)
 
 export const failureReasons = ['no-heartbeat', 'declined', 'no-show', 'crashed', 'output-mismatch', 'bad-receipt', 'nonpayment', 'preempted', 'cancelled', 'timeout'] as const
 
@@ -14,7 +16,7 @@ export const failureReportSchema = z.strictObject({
   reason: z.enum(failureReasons),
   observedAt: timestampMs,
   /** Signed envelopes that back the report (award, last status, receipt…). */
-  evidence: z.array(embeddedEnvelope).max(8),
+  evidence: z.array(embeddedEnvelope).max(4),
   detail: text(512).optional()
 })
 
@@ -62,7 +64,7 @@ export const fraudProofSchema = z.strictObject({
   subject: peerId,
   job: cid,
   kind: z.literal('conflicting-receipts'),
-  receipts: z.array(embeddedEnvelope).min(2).max(5)
+  receipts: z.array(embeddedReceipt).min(2).max(5)
 })
 
 export type FailureReport = z.infer<typeof failureReportSchema>

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { bytes, cid, executor, header, micros, nonce, paymentRule, region, relativePath, slug, text, tier, uint } from './common.js'
+import { bytes, contentCid, executor, header, micros, nonce, paymentRule, region, relativePath, slug, text, tier, uint } from './common.js'
 
 const MAX_RUNTIME_SEC = 30 * 24 * 3600
 
@@ -11,7 +11,7 @@ export const workload = z.strictObject({
   image: text(256).optional(),
   env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).max(128), text(4096))
     .refine((env) => Object.keys(env).length <= 64, { message: 'at most 64 environment variables' }),
-  inputs: z.array(z.strictObject({ path: relativePath, cid, size: uint })).max(256),
+  inputs: z.array(z.strictObject({ path: relativePath, cid: contentCid, size: uint })).max(256),
   outputs: z.array(relativePath).max(256),
   maxRuntimeSec: z.int().min(1).max(MAX_RUNTIME_SEC),
   /** Network access for the job; off unless asked for. */

@@ -1,17 +1,17 @@
 import { z } from 'zod'
-import { cid, executor, gpuUuid, header, micros, peerId, timestampMs, uint } from './common.js'
+import { blobCid, cborCid, contentCid, executor, gpuUuid, header, micros, peerId, timestampMs, uint } from './common.js'
 
 /** Signed by the provider when a job ends: what ran, on what, for how long, producing what. */
 export const receiptSchema = z.strictObject({
   ...header,
-  job: cid,
-  award: cid,
+  job: cborCid,
+  award: cborCid,
   requester: peerId,
-  /** Input blob CIDs, in the job's order. */
-  inputs: z.array(cid).max(256),
+  /** Input CIDs, in the job's order. */
+  inputs: z.array(contentCid).max(256),
   /** CID of the dag-cbor output manifest {files:[{path,size,cid}]}. */
-  outputs: cid,
-  logs: cid.optional(),
+  outputs: cborCid,
+  logs: blobCid.optional(),
   /** Process exit code; 128 + n for signal n; -1 when the executor could not start the job. */
   exitCode: z.int().min(-1).max(255),
   startedAt: timestampMs,
@@ -19,7 +19,7 @@ export const receiptSchema = z.strictObject({
   gpuSeconds: uint,
   gpus: z.array(gpuUuid).max(64),
   executor,
-  attestation: cid.optional()
+  attestation: cborCid.optional()
 }).refine((r) => r.endedAt >= r.startedAt, { message: 'endedAt before startedAt', path: ['endedAt'] })
 
 /**
@@ -28,8 +28,8 @@ export const receiptSchema = z.strictObject({
  */
 export const paymentSchema = z.strictObject({
   ...header,
-  job: cid,
-  award: cid,
+  job: cborCid,
+  award: cborCid,
   payee: peerId,
   /** Strictly increasing per (job, payee). */
   seq: uint,

@@ -14,10 +14,9 @@ const slug = fc.stringMatching(/^[a-z0-9]{1,8}(-[a-z0-9]{1,8}){0,3}$/)
 const region = fc.stringMatching(/^[a-z]{2}(-[a-z0-9]{1,6}){0,2}$/)
 const country = fc.stringMatching(/^[A-Z]{2}$/)
 const text = (max: number) => fc.oneof(fc.string({ maxLength: Math.min(max, 24) }), fc.string({ maxLength: Math.min(max, 8), unit: 'grapheme' }))
-const cid = fc.oneof(
-  fc.uint8Array({ maxLength: 48 }).map((b) => cidOfRaw(b)),
-  fc.jsonValue({ maxDepth: 2 }).map((v) => cidOfValue(v).cid)
-)
+const blobCid = fc.uint8Array({ maxLength: 48 }).map((b) => cidOfRaw(b))
+const cid = fc.jsonValue({ maxDepth: 2 }).map((v) => cidOfValue(v).cid)
+const contentCid = fc.oneof(blobCid, cid)
 const peerId = fc.uint8Array({ minLength: 32, maxLength: 32 }).map(peerIdFromPublicKey)
 const nonce = fc.uint8Array({ minLength: 8, maxLength: 32 })
 const gpuUuid = fc.stringMatching(/^GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}$/)
@@ -73,7 +72,7 @@ export const payloads: { [K in Kind]: fc.Arbitrary<PayloadOf<K>> } = {
       executor,
       argv: fc.array(text(4096), { minLength: 1, maxLength: 4 }),
       env: fc.dictionary(fc.stringMatching(/^[A-Z_][A-Z0-9_]{0,10}$/), text(64), { maxKeys: 4 }),
-      inputs: fc.array(obj({ path: relativePath, cid, size: uint }), { maxLength: 3 }),
+      inputs: fc.array(obj({ path: relativePath, cid: contentCid, size: uint }), { maxLength: 3 }),
       outputs: fc.array(relativePath, { maxLength: 3 }),
       maxRuntimeSec: fc.integer({ min: 1, max: 30 * 24 * 3600 }),
       network: fc.boolean()
@@ -91,18 +90,18 @@ export const payloads: { [K in Kind]: fc.Arbitrary<PayloadOf<K>> } = {
   bid: withHeader('bid', obj({
     job: cid, price: uint, gpus: fc.array(gpuUuid, { maxLength: 8 }), model: slug, vramMiB: small, region, startBy: uint, ad: cid
   }, { country, attestation: cid })),
-  award: withHeader('award', obj({
+  award: withHeader('award', fc.uniqueArray(cid, { minLength: 1, maxLength: 6, selector: (c) => c.toString() }).chain((bids) => obj({
     job: cid,
     attempt: fc.integer({ min: 1, max: 16 }),
     winner: peerId,
-    bid: cid,
+    bid: fc.constantFrom(...bids),
     price: uint,
     paymentRule: fc.constantFrom('first-price' as const, 'second-score' as const),
-    considered: fc.array(cid, { minLength: 1, maxLength: 6 }),
+    considered: fc.constant([...bids].sort((a, b) => a.toString() < b.toString() ? -1 : 1)),
     excluded: fc.array(peerId, { maxLength: 3 }),
     leaseMs: fc.integer({ min: 1_000, max: 3_600_000 }),
     billingIntervalSec: fc.integer({ min: 1, max: 86_400 })
-  })),
+  }))),
   'award-response': withHeader('award-response', obj({
     job: cid, award: cid, decision: fc.constantFrom('accept' as const, 'decline' as const)
   }, { reason: text(256) })),
@@ -111,10 +110,10 @@ export const payloads: { [K in Kind]: fc.Arbitrary<PayloadOf<K>> } = {
     state: fc.constantFrom('accepted' as const, 'fetching-inputs' as const, 'running' as const, 'uploading' as const, 'completed' as const, 'failed' as const, 'preempted' as const, 'cancelled' as const)
   }, { message: text(512) })),
   receipt: withHeader('receipt', fc.tuple(uint, small).chain(([startedAt, duration]) => obj({
-    job: cid, award: cid, requester: peerId, inputs: fc.array(cid, { maxLength: 3 }), outputs: cid,
+    job: cid, award: cid, requester: peerId, inputs: fc.array(contentCid, { maxLength: 3 }), outputs: cid,
     exitCode: fc.integer({ min: -1, max: 255 }), startedAt: fc.constant(startedAt), endedAt: fc.constant(startedAt + duration),
     gpuSeconds: uint, gpus: fc.array(gpuUuid, { maxLength: 4 }), executor
-  }, { logs: cid, attestation: cid }))),
+  }, { logs: blobCid, attestation: cid }))),
   payment: withHeader('payment', obj({
     job: cid, award: cid, payee: peerId, seq: uint, interval: uint, cumulative: uint, gpuSeconds: uint
   })),

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import assert from 'node:assert/strict'
 import {
   EVIDENCE_TOPIC, PROTOCOLS, capabilityKeyCid, capabilityKeys, marketTopic, modelSlug, regionAncestry, regionWithin,
-  vramBucketAtLeast, vramBuckets, vramMeetsGB
+  vramLookupBucket, vramBuckets, vramMeetsGB
 } from '../../../protocol/index.js'
 
 describe('protocol constants and capability keys', () => {
@@ -40,9 +40,10 @@ describe('protocol constants and capability keys', () => {
       assert.ok(vramMeetsGB(mib, marketed), name)
     }
     assert.deepEqual(vramBuckets(4096), [])
-    assert.equal(vramBucketAtLeast(40), 40)
-    assert.equal(vramBucketAtLeast(41), 48)
-    assert.equal(vramBucketAtLeast(500), undefined)
+    assert.equal(vramLookupBucket(40), 40)
+    assert.equal(vramLookupBucket(50), 48) // a 64 GB card announces 48 and meets "at least 50"
+    assert.equal(vramLookupBucket(500), 192)
+    assert.equal(vramLookupBucket(4), undefined)
   })
 
   it('treats regions as a hierarchy', () => {
