@@ -1,57 +1,58 @@
 /**
- * Builds this node's capability ad from what it sells. GPU detection and the config file arrive with
- * the daemon (issue 3); today GPUs are declared (`declared` provenance), as CPU-only machines and
- * tests will keep doing.
+ * Builds this node's capability ad (DESIGN §4) from its provider config and its GPUs: detected ones
+ * (nvidia-smi) first, then declared ones (config), which is how CPU-only machines and tests sell.
  */
-import type { CapabilityAd, GpuInfo } from '../protocol/index.js'
-import { modelSlug } from '../protocol/index.js'
+import { modelSlug, type CapabilityAd, type GpuInfo } from '../protocol/index.js'
+import type { Config, DeclaredGpu } from './config/schema.js'
+import { parseWindows } from './config/windows.js'
 
-export class DeclaredGpuError extends Error {
-  override readonly name = 'DeclaredGpuError'
-}
-
-/** Parse `"NVIDIA H100 80GB HBM3:81559"` (name, then VRAM in MiB) into a declared GPU. */
-export function parseDeclaredGpu (spec: string, index: number): GpuInfo {
-  const at = spec.lastIndexOf(':')
-  const name = spec.slice(0, at).trim()
-  const vram = spec.slice(at + 1).trim()
-  if (at <= 0 || name === '' || !/^\d+$/.test(vram) || Number(vram) === 0) {
-    throw new DeclaredGpuError(`--declare-gpu expects "NAME:VRAM_MIB" (e.g. "NVIDIA H100 80GB HBM3:81559"), got "${spec}"`)
+/** Declared GPUs as ad entries, indexed after the `first` detected ones. */
+export function declaredGpuInfos (declared: readonly DeclaredGpu[], first = 0): GpuInfo[] {
+  const out: GpuInfo[] = []
+  for (const gpu of declared) {
+    for (let n = 0; n < gpu.count; n++) {
+      const index = first + out.length
+      out.push({ index, uuid: `GPU-declared-${index}`, name: gpu.name, model: modelSlug(gpu.name), vramMiB: gpu.vramMiB, provenance: 'declared' })
+    }
   }
-  if (modelSlug(name) === '') throw new DeclaredGpuError(`GPU name "${name}" has no letters or digits`)
-  return { index, uuid: `GPU-declared-${index}`, name, model: modelSlug(name), vramMiB: Number(vram), provenance: 'declared' }
+  return out
 }
 
-export interface AdInput {
+export interface HostInfo { cpuCores: number, memoryMiB: number, diskGiB: number }
+
+export interface AdParams {
+  provider: Config['provider']
   gpus: GpuInfo[]
-  region: string
-  country?: string
-  /** micros per GPU-hour */
-  priceFloor: number
-  cpuCores: number
-  memoryMiB: number
-  diskGiB: number
+  host: HostInfo
+  /** Strictly increasing across restarts (NodeStore.nextAdSeq). */
   seq: number
-  /** ad lifetime */
-  ttlMs: number
+  addrs: string[]
+  now: number
 }
 
-export function buildCapabilityAd (input: AdInput, now: number): CapabilityAd {
+const micros = (credits: number): number => Math.round(credits * 1e6)
+
+export function buildCapabilityAd ({ provider, gpus, host, seq, addrs, now }: AdParams): CapabilityAd {
   return {
     v: 1,
     issuedAt: now,
-    expiresAt: now + input.ttlMs,
-    seq: input.seq,
-    gpus: input.gpus,
-    host: { cpuCores: input.cpuCores, memoryMiB: input.memoryMiB, diskGiB: input.diskGiB },
-    region: input.region,
-    ...(input.country !== undefined ? { country: input.country } : {}),
-    price: { floor: input.priceFloor },
-    // every hour of every day until the calendar arrives with the provider policy (issue 3)
-    availability: { timeZone: 'UTC', windows: [1, 2, 3, 4, 5, 6, 7].map((day) => ({ day, start: 0, end: 1440 })) },
-    workloads: ['process', 'wasm'],
-    limits: {},
+    expiresAt: now + provider.adTtlMs,
+    seq,
+    gpus,
+    host,
+    region: provider.region,
+    ...(provider.country !== undefined ? { country: provider.country } : {}),
+    price: {
+      floor: micros(provider.priceFloor),
+      ...(provider.peak !== undefined ? { peak: { price: micros(provider.peak.price), windows: parseWindows(provider.peak.windows) } } : {})
+    },
+    availability: { timeZone: provider.availability.timeZone, windows: parseWindows(provider.availability.windows) },
+    workloads: [...new Set(provider.workloads)],
+    limits: {
+      ...(provider.limits.maxPowerW !== undefined ? { maxPowerW: provider.limits.maxPowerW } : {}),
+      ...(provider.limits.maxTempC !== undefined ? { maxTempC: provider.limits.maxTempC } : {})
+    },
     attestations: [],
-    addrs: []
+    addrs: addrs.slice(0, 16)
   }
 }

@@ -103,21 +103,28 @@ export interface CapabilitySummary {
 
 /**
  * The capability keys a provider announces (DESIGN §4): `gpu/<model>`, `vram/<GB>` for every bucket
- * met, `region/<r>` for its region and each enclosing region, and `market/<r>/<GB>` for each of those
- * pairs, so "≥ 40 GB in eu" is one lookup of `market/eu/40`. Sorted and de-duplicated.
+ * met, `region/<r>` for its region and each enclosing region, and `market/<top>/<GB>` for its top-level
+ * region and every bucket met, so "≥ 40 GB in eu" is one lookup of `market/eu/40` (sub-regions are
+ * filtered from the ads; announcing every level would double the keys). Sorted, de-duplicated.
  */
 export function capabilityKeys (summary: CapabilitySummary): string[] {
   const keys = new Set<string>()
   const regions = regionAncestry(summary.region)
+  const top = regions.at(-1) as string
   for (const gpu of summary.gpus) {
     keys.add(`gpu/${gpu.model}`)
     for (const gb of vramBuckets(gpu.vramMiB)) {
       keys.add(`vram/${gb}`)
-      for (const region of regions) keys.add(`market/${region}/${gb}`)
+      keys.add(`market/${top}/${gb}`)
     }
   }
   for (const region of regions) keys.add(`region/${region}`)
   return [...keys].sort()
+}
+
+/** The top-level region of `region` (`eu-west-2` → `eu`). */
+export function topRegion (region: string): string {
+  return region.split('-')[0] as string
 }
 
 /** The DHT key (a CID to `provide`) for one capability key. */

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 /** dist/node/cli/bin.js, run as a separate OS process, the way users run `gpumesh`. */
-export const BIN = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'node', 'cli', 'bin.js')
+export const BIN = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'cli', 'bin.js')
 
 export interface CliResult { code: number | null, stdout: string, stderr: string }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The polyfill must run before libp2p is loaded: keep this import first.
-import '../polyfill.js'
+import '../node/polyfill.js'
 import { main } from './main.js'
 
 process.exitCode = await main(process.argv)

@@ -1,0 +1,60 @@
+/**
+ * `gpumesh status`, `gpumesh peers`, `gpumesh providers`: ask the running daemon over the local API.
+ */
+import type { Command } from 'commander'
+import { ApiClient } from '../node/api/client.js'
+import type { StatusInfo } from '../node/daemon.js'
+import type { FindResult } from '../node/discovery.js'
+import { dataDirOf } from './context.js'
+import { UsageError } from './errors.js'
+import { table, toJson } from './format.js'
+
+async function client (command: Command): Promise<ApiClient> {
+  return await ApiClient.fromDataDir(dataDirOf(command))
+}
+
+const out = (text: string): void => { process.stdout.write(`${text}\n`) }
+
+export async function statusCommand (command: Command): Promise<void> {
+  const status = await (await client(command)).get<StatusInfo>('/v1/status')
+  if (command.opts().json === true) return out(toJson(status))
+  const provided = status.capabilityKeys.filter((k) => k.provided).length
+  out([
+    `${status.role} ${status.peerId} (gpumesh ${status.version})`,
+    `  up since:    ${new Date(status.startedAt).toISOString()}`,
+    `  connections: ${status.connections}, DHT ${status.dht.mode} with ${status.dht.routingTable} peers in its routing table`,
+    ...status.addresses.map((a) => `  listening:   ${a}`),
+    `  GPUs:        ${status.gpus.length === 0 ? 'none' : status.gpus.map((g) => `${g.name} (${Math.round(g.vramMiB / 1024)} GiB, ${g.provenance})`).join(', ')}`,
+    `  detection:   ${status.gpuDetection}`,
+    `  selling:     ${status.ad !== undefined ? `ad ${status.ad.cid} (seq ${status.ad.seq}), ${provided}/${status.capabilityKeys.length} capability keys on the DHT` : 'no'}`
+  ].join('\n'))
+}
+
+export async function peersCommand (command: Command): Promise<void> {
+  const peers = await (await client(command)).get<Array<{ peerId: string, addresses: string[], direction: string }>>('/v1/peers')
+  if (command.opts().json === true) return out(toJson(peers))
+  if (peers.length === 0) return out('no connected peers')
+  out(table(['PEER', 'DIRECTION', 'ADDRESS'], peers.map((p) => [p.peerId, p.direction, p.addresses[0] ?? ''])))
+}
+
+export async function providersCommand (command: Command): Promise<void> {
+  const opts = command.opts<{ gpu?: string, minVram?: string, region?: string, timeout?: string, json?: boolean }>()
+  const minVram = opts.minVram !== undefined ? Number(opts.minVram) : undefined
+  if (minVram !== undefined && (!Number.isFinite(minVram) || minVram < 0)) throw new UsageError(`--min-vram must be a number of GB, got "${opts.minVram}"`)
+  const timeoutMs = opts.timeout !== undefined ? Number(opts.timeout) * 1000 : undefined
+  if (timeoutMs !== undefined && !(timeoutMs > 0)) throw new UsageError(`--timeout must be a positive number of seconds, got "${opts.timeout}"`)
+  const result = await (await client(command)).get<FindResult>('/v1/providers', {
+    gpu: opts.gpu, minVram, region: opts.region, timeoutMs
+  }, (timeoutMs ?? 10_000) + 5_000)
+  if (opts.json === true) return out(toJson(result))
+  if (result.providers.length === 0) {
+    out(`no providers found (looked up ${result.key} in ${Math.round(result.elapsedMs)} ms; ${result.filtered} did not match, ${result.failures.length} unreachable)`)
+    return
+  }
+  out(table(['PEER', 'REGION', 'GPUS', 'FLOOR/GPU-H'], result.providers.map((p) => {
+    const models = new Map<string, number>()
+    for (const g of p.ad.gpus) models.set(`${g.name} ${Math.round(g.vramMiB / 1024)}GiB`, (models.get(`${g.name} ${Math.round(g.vramMiB / 1024)}GiB`) ?? 0) + 1)
+    return [p.peerId, p.ad.region, [...models].map(([m, n]) => `${n}× ${m}`).join(', '), `${(p.ad.price.floor / 1e6).toFixed(2)} cr`]
+  })))
+  out(`${result.providers.length} provider(s) via ${result.key} in ${Math.round(result.elapsedMs)} ms`)
+}

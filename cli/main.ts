@@ -1,0 +1,88 @@
+/**
+ * The `gpumesh` command line: one file per command group; this file wires them and turns known
+ * errors into one clear line on stderr and an exit code (1 for a failed command, 2 for bad usage).
+ */
+import { Command, CommanderError } from 'commander'
+import { KeyFileError } from '../crypto/index.js'
+import { MessageRejectedError } from '../protocol/index.js'
+import { CommunityPeersError } from '../bootstrap/community.js'
+import { ApiRequestError, DaemonUnavailableError } from '../node/api/client.js'
+import { ConfigError } from '../node/config/load.js'
+import { DaemonError } from '../node/daemon.js'
+import { StorageError } from '../node/storage.js'
+import { addConfigFlags } from './config-flags.js'
+import { peersCommand, providersCommand, statusCommand } from './client-commands.js'
+import { UsageError } from './errors.js'
+import { initCommand } from './init.js'
+import { runDaemon } from './run-daemon.js'
+import { packageVersion } from './version.js'
+
+const DATA_DIR = ['-d, --data-dir <dir>', 'data directory (env GPUMESH_DATA_DIR, default ~/.gpumesh)'] as const
+
+export function buildProgram (): Command {
+  const program = new Command('gpumesh')
+    .description('a peer-to-peer market for GPU time')
+    .version(packageVersion(), '-V, --version')
+    .showHelpAfterError()
+    .exitOverride()
+  program.configureHelp({ sortSubcommands: false })
+
+  addConfigFlags(program.command('init')
+    .description('create this node\'s identity and config.json, or show the existing ones')
+    .option(...DATA_DIR)
+    .option('--show-ad', 'also sign, verify and print the capability ad this node would serve')
+    .option('--json', 'print JSON'), ['provider.region', 'provider.country', 'provider.priceFloor', 'provider.gpus', 'provider.detectGpus'])
+    .action(async (_opts, command: Command) => { await initCommand(command) })
+
+  const node = program.command('node').description('run a gpumesh node')
+  addConfigFlags(node.command('start')
+    .description('start the daemon: join the network, announce this machine\'s GPUs, serve the local API')
+    .option(...DATA_DIR))
+    .action(async (_opts, command: Command) => { await runDaemon(command, 'node') })
+
+  addConfigFlags(program.command('bootstrap')
+    .description('run a bootstrap peer: DHT server and relay for others, no jobs')
+    .option(...DATA_DIR))
+    .action(async (_opts, command: Command) => { await runDaemon(command, 'bootstrap') })
+
+  program.command('status')
+    .description('show the running daemon\'s identity, addresses, GPUs and announcements')
+    .option(...DATA_DIR)
+    .option('--json', 'print JSON')
+    .action(async (_opts, command: Command) => { await statusCommand(command) })
+
+  program.command('peers')
+    .description('list the peers the running daemon is connected to')
+    .option(...DATA_DIR)
+    .option('--json', 'print JSON')
+    .action(async (_opts, command: Command) => { await peersCommand(command) })
+
+  program.command('providers')
+    .description('find providers on the network (DHT lookup + signed capability ads)')
+    .option(...DATA_DIR)
+    .option('--gpu <model>', 'GPU model, or part of it, e.g. h100')
+    .option('--min-vram <GB>', 'minimum VRAM per GPU in GB')
+    .option('--region <region>', 'region, e.g. eu (includes eu-west, …)')
+    .option('--timeout <seconds>', 'give up after this long (default 10)')
+    .option('--json', 'print JSON')
+    .action(async (_opts, command: Command) => { await providersCommand(command) })
+
+  return program
+}
+
+const KNOWN_ERRORS = [KeyFileError, MessageRejectedError, ConfigError, StorageError, DaemonError, DaemonUnavailableError, ApiRequestError, CommunityPeersError, UsageError]
+
+export async function main (argv: string[]): Promise<number> {
+  try {
+    await buildProgram().parseAsync(argv)
+    return 0
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2
+    if (KNOWN_ERRORS.some((E) => err instanceof E)) {
+      const message = (err as Error).message
+      process.stderr.write(`gpumesh: ${message.includes('\n') ? `invalid configuration:\n  ${message.split('\n').join('\n  ')}` : message}\n`)
+      return 1
+    }
+    throw err
+  }
+}

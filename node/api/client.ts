@@ -1,0 +1,51 @@
+/**
+ * What CLI commands use to talk to a running daemon in the same data dir.
+ */
+import { readApiToken, readEndpoint } from './credentials.js'
+
+export class DaemonUnavailableError extends Error {
+  override readonly name = 'DaemonUnavailableError'
+}
+
+export class ApiRequestError extends Error {
+  override readonly name = 'ApiRequestError'
+  constructor (readonly status: number, readonly code: string, message: string) {
+    super(message)
+  }
+}
+
+export class ApiClient {
+  constructor (readonly url: string, private readonly token: string) {}
+
+  static async fromDataDir (dataDir: string): Promise<ApiClient> {
+    const endpoint = await readEndpoint(dataDir)
+    const token = await readApiToken(dataDir)
+    if (endpoint === undefined || token === undefined) {
+      throw new DaemonUnavailableError(`no running gpumesh daemon for data dir ${dataDir} (start one with \`gpumesh node start\` or \`gpumesh bootstrap\`)`)
+    }
+    return new ApiClient(endpoint.url, token)
+  }
+
+  async get<T> (path: string, query: Record<string, string | number | undefined> = {}, timeoutMs = 30_000): Promise<T> {
+    const url = new URL(path, this.url)
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v))
+    let res: Response
+    try {
+      res = await fetch(url, { headers: { authorization: `Bearer ${this.token}` }, signal: AbortSignal.timeout(timeoutMs) })
+    } catch (err) {
+      throw new DaemonUnavailableError(`the daemon at ${this.url} does not answer (${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}); is it running?`)
+    }
+    const text = await res.text()
+    if (!res.ok) {
+      let code = 'HTTP_ERROR'
+      let message = text
+      try {
+        const body = JSON.parse(text) as { error?: { code?: string, message?: string } }
+        code = body.error?.code ?? code
+        message = body.error?.message ?? message
+      } catch {}
+      throw new ApiRequestError(res.status, code, message)
+    }
+    return (res.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) as T : text as T
+  }
+}

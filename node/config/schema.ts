@@ -1,0 +1,128 @@
+/**
+ * The node's configuration: plain data (it survives structuredClone), validated with zod, with
+ * embedded defaults so that `gpumesh node start` runs with no config at all — random ports on all
+ * interfaces, no bootstrap peers (a local network of one), selling declared or detected GPUs at a
+ * default floor, all week.
+ */
+import { z } from 'zod'
+import { multiaddr } from '@multiformats/multiaddr'
+import { region as regionSlug, country as countryCode, timeZone as timeZoneName } from '../../protocol/messages/common.js'
+import { parseWindows, WindowSyntaxError } from './windows.js'
+
+const multiaddrString = z.string().refine((s) => {
+  try {
+    multiaddr(s)
+    return s.startsWith('/')
+  } catch {
+    return false
+  }
+}, { message: 'expected a multiaddr such as /ip4/0.0.0.0/tcp/4001' })
+
+/** A bootstrap address must name the peer: /ip4/…/tcp/…/p2p/12D3KooW… */
+const peerMultiaddr = multiaddrString.refine((s) => /\/p2p\/[1-9A-HJ-NP-Za-km-z]+$/.test(s), {
+  message: 'expected a multiaddr ending in /p2p/<peer id>'
+})
+
+const windowList = z.array(z.string()).superRefine((specs, ctx) => {
+  try {
+    parseWindows(specs)
+  } catch (err) {
+    if (!(err instanceof WindowSyntaxError)) throw err
+    ctx.addIssue({ code: 'custom', message: err.message })
+  }
+})
+
+const timeZone = timeZoneName.refine((tz) => {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz }).format(0)
+    return true
+  } catch {
+    return false
+  }
+}, { message: 'expected an IANA time zone known to this system, e.g. Europe/Berlin or UTC' })
+
+const credits = z.number().nonnegative().max(1_000_000).refine((n) => Number.isSafeInteger(Math.round(n * 1e6)), { message: 'too precise' })
+
+export const declaredGpu = z.strictObject({
+  /** As the driver would name it: "NVIDIA H100 80GB HBM3". */
+  name: z.string().min(1).max(96),
+  vramMiB: z.int().min(1).max(4_194_304),
+  count: z.int().min(1).max(64).default(1)
+})
+
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'silent'] as const
+
+export const configSchema = z.strictObject({
+  /** Multiaddrs to listen on. Port 0 picks a free port. */
+  listen: z.array(multiaddrString).default(['/ip4/0.0.0.0/tcp/0', '/ip4/0.0.0.0/tcp/0/ws']),
+  /** Addresses to tell peers instead of the listen addresses (public IP, DNS name). */
+  announce: z.array(multiaddrString).default([]),
+  /** Bootstrap peers, merged with the community list unless communityBootstrap is false. */
+  bootstrap: z.array(peerMultiaddr).default([]),
+  communityBootstrap: z.boolean().default(true),
+  connections: z.strictObject({
+    max: z.int().min(1).max(100_000).default(300),
+    /** Inbound connections per second from one IP before refusing. */
+    inboundPerSecond: z.int().min(1).max(100_000).default(5),
+    maxPendingInbound: z.int().min(1).max(100_000).default(10),
+    /** Multiaddr prefixes exempt from the limits (e.g. /ip4/127.0.0.1 for a local test network). */
+    allow: z.array(z.string()).default([])
+  }).prefault({}),
+  dht: z.strictObject({
+    /** server answers DHT queries (reachable nodes), client only asks. */
+    mode: z.enum(['server', 'client']).default('server'),
+    /** Concurrent requests per lookup (kad-dht's default of 10 floods small networks). */
+    alpha: z.int().min(1).max(20).default(3),
+    /** Disjoint lookup paths (S/Kademlia): more resist eclipse attacks, each costs a lookup. */
+    disjointPaths: z.int().min(1).max(20).default(2),
+    /** Keep private and loopback addresses in DHT records (local and LAN networks). */
+    privateAddresses: z.boolean().default(true),
+    /** How long provider records live on other peers. */
+    recordValidityMs: z.int().min(60_000).default(6 * 3600_000),
+    /** Re-provide this long before records expire. */
+    reprovideThresholdMs: z.int().min(10_000).default(2 * 3600_000),
+    reprovideCheckMs: z.int().min(1_000).default(10 * 60_000)
+  }).prefault({}),
+  gossip: z.strictObject({
+    /**
+     * Drop gossipsub's IP-colocation penalty. It is a Sybil defence, but it stops a mesh from forming
+     * when more than a few peers share one IP (a local test network, a farm behind one NAT).
+     */
+    allowColocation: z.boolean().default(false)
+  }).prefault({}),
+  api: z.strictObject({
+    /** The local API listens on loopback only. */
+    host: z.enum(['127.0.0.1', '::1']).default('127.0.0.1'),
+    port: z.int().min(0).max(65_535).default(0)
+  }).prefault({}),
+  log: z.strictObject({
+    level: z.enum(LOG_LEVELS).default('info'),
+    /** auto: pretty on a terminal, JSON lines otherwise. */
+    format: z.enum(['auto', 'json', 'pretty']).default('auto')
+  }).prefault({}),
+  provider: z.strictObject({
+    /** Announce and serve a capability ad. */
+    sell: z.boolean().default(true),
+    region: regionSlug.default('local'),
+    country: countryCode.optional(),
+    /** Run nvidia-smi at start. Detected and declared GPUs are both offered. */
+    detectGpus: z.boolean().default(true),
+    gpus: z.array(declaredGpu).max(64).default([]),
+    /** Credits per GPU-hour (1 credit ≈ 1 USD of compute). */
+    priceFloor: credits.default(2),
+    peak: z.strictObject({ price: credits, windows: windowList.min(1) }).optional(),
+    availability: z.strictObject({
+      timeZone: timeZone.default('UTC'),
+      /** e.g. ["Mon-Fri 18:00-08:00", "Sat-Sun 00:00-24:00"] */
+      windows: windowList.default(['Mon-Sun 00:00-24:00'])
+    }).prefault({}),
+    workloads: z.array(z.enum(['process', 'docker', 'wasm'])).min(1).default(['process', 'wasm']),
+    limits: z.strictObject({ maxPowerW: z.int().positive().optional(), maxTempC: z.int().positive().optional() }).prefault({}),
+    /** Lifetime of each signed capability ad; it is re-signed before it expires. */
+    adTtlMs: z.int().min(60_000).max(48 * 3600_000).default(6 * 3600_000)
+  }).prefault({})
+})
+
+export type Config = z.infer<typeof configSchema>
+export type ConfigInput = z.input<typeof configSchema>
+export type DeclaredGpu = z.infer<typeof declaredGpu>

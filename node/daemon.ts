@@ -1,0 +1,301 @@
+/**
+ * The gpumesh daemon: one per data dir. It wires identity, storage, the libp2p node, the provider's
+ * capability ad and its DHT announcement, provider discovery and the local API, and shuts them down
+ * in reverse order. The bootstrap role is the same daemon with `role: 'bootstrap'` (no selling,
+ * relay server, peer exchange).
+ */
+import { cpus, totalmem } from 'node:os'
+import { join } from 'node:path'
+import { privateKeyFromProtobuf } from '@libp2p/crypto/keys'
+import { LevelDatastore } from 'datastore-level'
+import { loadOrCreateIdentity, type Identity } from '../crypto/index.js'
+import { capabilityKeys, sealMessage, type CapabilityAd, type GpuInfo, type ProviderQuery, type SealedMessage } from '../protocol/index.js'
+import { ApiError, startApiServer, type ApiServer } from './api/server.js'
+import { ensureApiToken, removeEndpoint, writeEndpoint } from './api/credentials.js'
+import { Announcer, type KeyState } from './announcer.js'
+import { buildCapabilityAd, declaredGpuInfos } from './capability-ad.js'
+import type { Config } from './config/schema.js'
+import { findProviders, type FindResult } from './discovery.js'
+import { GpuDetectionError, detectGpus, toGpuInfo, type DetectedGpu } from './gpu/nvidia-smi.js'
+import { buildLibp2p, type BuildOptions, type GpumeshLibp2p, type Role } from './libp2p.js'
+import type { Logger, LoggerFactory } from './logger.js'
+import { createMetrics, type NodeMetrics } from './metrics.js'
+import { NodeStore, StorageError } from './storage.js'
+
+export type DaemonErrorCode = 'LISTEN_FAILED' | 'START_FAILED'
+
+export class DaemonError extends Error {
+  override readonly name = 'DaemonError'
+  constructor (readonly code: DaemonErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+  }
+}
+
+export interface DaemonOptions {
+  dataDir: string
+  config: Config
+  role: Role
+  bootstrapPeers: string[]
+  loggers: LoggerFactory
+  version: string
+  /** Serve the local API (default true). In-process tests and benchmarks turn it off. */
+  api?: boolean
+  /** GPU detection; defaults to nvidia-smi. */
+  detect?: () => Promise<DetectedGpu[]>
+  now?: () => number
+  /** In-process tests: transports, encrypters and muxers to use instead of TCP/WS, Noise, Yamux. */
+  libp2p?: Pick<BuildOptions, 'transports' | 'connectionEncrypters' | 'streamMuxers'>
+  metrics?: NodeMetrics
+  /**
+   * Where libp2p keeps its peer store and DHT records: a level database in the data dir (default),
+   * or memory. In-process networks of many nodes use memory: dozens of level databases in one
+   * process spend most of their time in level calls.
+   */
+  peerStore?: 'level' | 'memory'
+}
+
+export interface StatusInfo {
+  peerId: string
+  role: Role
+  version: string
+  startedAt: number
+  addresses: string[]
+  connections: number
+  dht: { mode: string, routingTable: number }
+  selling: boolean
+  gpus: GpuInfo[]
+  ad?: { cid: string, seq: number, expiresAt: number }
+  capabilityKeys: KeyState[]
+  gpuDetection: string
+}
+
+/** Re-sign the ad when half its lifetime is gone, so peers never fetch an expired one. */
+const AD_REFRESH_FRACTION = 0.5
+
+export class Daemon {
+  private readonly log: Logger
+  private ad: SealedMessage<'capability-ad'> | undefined
+  private gpus: GpuInfo[] = []
+  private gpuDetection = 'not run'
+  private refreshTimer: NodeJS.Timeout | undefined
+  private api: ApiServer | undefined
+  private stopping: Promise<void> | undefined
+  readonly startedAt: number
+  private readonly now: () => number
+
+  private constructor (
+    readonly options: DaemonOptions,
+    readonly identity: Identity,
+    readonly node: GpumeshLibp2p,
+    readonly store: NodeStore,
+    private readonly datastore: LevelDatastore | undefined,
+    readonly metrics: NodeMetrics,
+    readonly announcer: Announcer
+  ) {
+    this.now = options.now ?? Date.now
+    this.startedAt = this.now()
+    this.log = options.loggers.forComponent(options.role === 'bootstrap' ? 'bootstrap' : 'node')
+  }
+
+  static async start (options: DaemonOptions): Promise<Daemon> {
+    const { identity } = await loadOrCreateIdentity(options.dataDir)
+    const store = await NodeStore.open(options.dataDir)
+    const datastore = options.peerStore === 'memory' ? undefined : new LevelDatastore(join(options.dataDir, 'libp2p'))
+    let node: GpumeshLibp2p | undefined
+    try {
+      try {
+        await datastore?.open()
+      } catch (err) {
+        throw new StorageError('STORE_UNAVAILABLE', join(options.dataDir, 'libp2p'), `cannot open the peer store: ${(err as Error).message}`)
+      }
+      const metrics = options.metrics ?? createMetrics()
+      node = await buildLibp2p({
+        privateKey: privateKeyFromProtobuf(identity.toProtobuf()),
+        config: options.config,
+        role: options.role,
+        bootstrapPeers: options.bootstrapPeers,
+        ...(datastore !== undefined ? { datastore } : {}),
+        metrics,
+        now: options.now,
+        ...options.libp2p
+      })
+      try {
+        await node.start()
+      } catch (err) {
+        const message = (err as Error).message
+        if (/EADDRINUSE|address already in use/i.test(message) || (err as { code?: string }).code === 'EADDRINUSE') {
+          throw new DaemonError('LISTEN_FAILED', `cannot listen on ${options.config.listen.join(', ')}: address already in use`, { cause: err })
+        }
+        throw new DaemonError('START_FAILED', `libp2p did not start: ${message}`, { cause: err })
+      }
+      const log = options.loggers.forComponent('dht')
+      const daemon = new Daemon(options, identity, node, store, datastore, metrics, new Announcer(node, log, metrics))
+      await daemon.afterStart()
+      return daemon
+    } catch (err) {
+      await Promise.resolve(node?.stop()).catch(() => {})
+      await datastore?.close().catch(() => {})
+      await store.close().catch(() => {})
+      throw err
+    }
+  }
+
+  private async afterStart (): Promise<void> {
+    const { config, role } = this.options
+    this.node.addEventListener('peer:connect', () => {
+      this.metrics.connectedPeers.set(this.node.getConnections().length)
+      this.announcer.kick()
+    })
+    this.node.addEventListener('peer:disconnect', () => { this.metrics.connectedPeers.set(this.node.getConnections().length) })
+    this.node.services.capability.currentAd = () => this.ad?.bytes
+    this.log.info('started', { peerId: this.identity.peerId, role, addresses: this.addresses() })
+    if (role === 'node' && config.provider.sell) await this.sell()
+    if (this.options.api !== false) await this.startApi()
+  }
+
+  /** Detect and declare GPUs, sign the ad, announce the capability keys. */
+  private async sell (): Promise<void> {
+    const { provider } = this.options.config
+    let detected: GpuInfo[] = []
+    if (provider.detectGpus) {
+      try {
+        detected = (await (this.options.detect ?? detectGpus)()).map(toGpuInfo)
+        this.gpuDetection = `nvidia-smi: ${detected.length} GPU(s)`
+      } catch (err) {
+        if (!(err instanceof GpuDetectionError)) throw err
+        this.gpuDetection = `${err.code}: ${err.message}`
+        this.log.info('no GPUs detected; selling declared GPUs only', { reason: err.message })
+      }
+    } else {
+      this.gpuDetection = 'off (provider.detectGpus = false)'
+    }
+    this.gpus = [...detected, ...declaredGpuInfos(provider.gpus, detected.length)]
+    this.metrics.sellingGpus.set(this.gpus.length)
+    if (this.gpus.length === 0) {
+      this.log.warn('nothing to sell: no GPU detected and none declared (provider.gpus in config.json, or GPUMESH_GPUS)')
+      return
+    }
+    await this.signAd()
+    await this.announcer.set(capabilityKeys({ gpus: this.gpus, region: provider.region }))
+  }
+
+  private async signAd (): Promise<void> {
+    const now = this.now()
+    const ad: CapabilityAd = buildCapabilityAd({
+      provider: this.options.config.provider,
+      gpus: this.gpus,
+      host: { cpuCores: cpus().length, memoryMiB: Math.floor(totalmem() / 2 ** 20), diskGiB: 0 },
+      seq: await this.store.nextAdSeq(now),
+      addrs: this.addresses(),
+      now
+    })
+    this.ad = sealMessage(this.identity, 'capability-ad', ad)
+    this.log.info('capability ad signed', { cid: this.ad.cid.toString(), gpus: this.gpus.length, seq: ad.seq })
+    clearTimeout(this.refreshTimer)
+    this.refreshTimer = setTimeout(() => { void this.signAd().catch((err) => { this.log.error('re-signing the ad failed', { error: err }) }) },
+      Math.floor(this.options.config.provider.adTtlMs * AD_REFRESH_FRACTION))
+    this.refreshTimer.unref()
+  }
+
+  addresses (): string[] {
+    return this.node.getMultiaddrs().map((ma) => ma.toString())
+  }
+
+  status (): StatusInfo {
+    const dht = this.node.services.dht
+    return {
+      peerId: this.identity.peerId,
+      role: this.options.role,
+      version: this.options.version,
+      startedAt: this.startedAt,
+      addresses: this.addresses(),
+      connections: this.node.getConnections().length,
+      dht: { mode: dht.getMode(), routingTable: (dht as unknown as { routingTable?: { size: number } }).routingTable?.size ?? -1 },
+      selling: this.ad !== undefined,
+      gpus: this.gpus,
+      ...(this.ad !== undefined ? { ad: { cid: this.ad.cid.toString(), seq: this.ad.payload.seq, expiresAt: this.ad.payload.expiresAt } } : {}),
+      capabilityKeys: this.announcer.state(),
+      gpuDetection: this.gpuDetection
+    }
+  }
+
+  peers (): Array<{ peerId: string, addresses: string[], direction: string, openedAt: number }> {
+    return this.node.getConnections().map((c) => ({
+      peerId: c.remotePeer.toString(),
+      addresses: [c.remoteAddr.toString()],
+      direction: c.direction,
+      openedAt: c.timeline.open
+    })).sort((a, b) => a.peerId < b.peerId ? -1 : 1)
+  }
+
+  async findProviders (query: ProviderQuery, options: { signal?: AbortSignal, timeoutMs?: number } = {}): Promise<FindResult> {
+    const log = this.options.loggers.forComponent('discovery')
+    return await findProviders(this.node, query, log, this.metrics, {
+      ...options,
+      ...(this.ad !== undefined ? { ownAd: { cid: this.ad.cid.toString(), ad: this.ad.payload } } : {})
+    })
+  }
+
+  private async startApi (): Promise<void> {
+    const { dataDir, config } = this.options
+    const token = await ensureApiToken(dataDir)
+    this.api = await startApiServer({
+      host: config.api.host,
+      port: config.api.port,
+      token,
+      metrics: this.metrics,
+      log: this.options.loggers.forComponent('api'),
+      routes: {
+        '/v1/status': async () => this.status(),
+        '/v1/peers': async () => this.peers(),
+        '/v1/providers': async (query, signal) => await this.findProviders(parseProviderQuery(query), { signal, timeoutMs: numberParam(query, 'timeoutMs', 1, 120_000) })
+      }
+    })
+    await writeEndpoint(dataDir, { url: this.api.url, pid: process.pid, peerId: this.identity.peerId, role: this.options.role })
+    this.log.info('local API listening', { url: this.api.url })
+  }
+
+  /** Graceful shutdown: stop the API, withdraw capability keys, close connections, flush storage. */
+  async stop (): Promise<void> {
+    this.stopping ??= this.shutdown()
+    await this.stopping
+  }
+
+  private async shutdown (): Promise<void> {
+    this.log.info('stopping')
+    clearTimeout(this.refreshTimer)
+    if (this.api !== undefined) {
+      await this.api.close()
+      await removeEndpoint(this.options.dataDir)
+    }
+    this.ad = undefined
+    await this.announcer.withdraw()
+    await this.announcer.stop()
+    await this.node.stop()
+    await this.datastore?.close()
+    await this.store.close()
+    this.log.info('stopped')
+  }
+}
+
+function numberParam (query: URLSearchParams, name: string, min: number, max: number): number | undefined {
+  const raw = query.get(name)
+  if (raw === null || raw === '') return undefined
+  const value = Number(raw)
+  if (!Number.isFinite(value) || value < min || value > max) throw new ApiError(400, 'BAD_QUERY', `${name} must be a number from ${min} to ${max}`)
+  return value
+}
+
+export function parseProviderQuery (query: URLSearchParams): ProviderQuery {
+  const out: ProviderQuery = {}
+  const gpu = query.get('gpu')
+  const region = query.get('region')
+  const minVram = numberParam(query, 'minVram', 0, 1024)
+  if (gpu !== null && gpu !== '') out.gpu = gpu
+  if (region !== null && region !== '') {
+    if (!/^[a-z0-9]+(-[a-z0-9]+)*$/.test(region)) throw new ApiError(400, 'BAD_QUERY', 'region must be a lower-case slug such as eu or eu-west')
+    out.region = region
+  }
+  if (minVram !== undefined) out.minVramGB = minVram
+  return out
+}

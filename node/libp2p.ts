@@ -1,0 +1,108 @@
+/**
+ * Builds the libp2p node every participant runs (DESIGN §2, §4): TCP + WebSockets (+ circuit relay),
+ * Noise, Yamux, identify, ping, the private Kademlia DHT, gossipsub, bootstrap discovery, and the
+ * gpumesh capability service. The bootstrap role adds a circuit-relay server and peer exchange.
+ * Tests swap in the memory transport; nothing else differs.
+ */
+import { noise } from '@chainsafe/libp2p-noise'
+import { yamux } from '@chainsafe/libp2p-yamux'
+import { bootstrap } from '@libp2p/bootstrap'
+import { circuitRelayServer, circuitRelayTransport } from '@libp2p/circuit-relay-v2'
+import { gossipsub } from '@libp2p/gossipsub'
+import { identify } from '@libp2p/identify'
+import type { ComponentLogger, ConnectionEncrypter, PeerDiscovery, PrivateKey, StreamMuxerFactory, Transport } from '@libp2p/interface'
+import { kadDHT, passthroughMapper, removePrivateAddressesMapper } from '@libp2p/kad-dht'
+import { ping } from '@libp2p/ping'
+import { tcp } from '@libp2p/tcp'
+import { webSockets } from '@libp2p/websockets'
+import type { Datastore } from 'interface-datastore'
+import { createLibp2p, type Libp2p } from 'libp2p'
+import { PROTOCOLS } from '../protocol/index.js'
+import type { Config } from './config/schema.js'
+import type { NodeMetrics } from './metrics.js'
+import { capabilityService, type CapabilityService } from './services/capability.js'
+
+export type Role = 'node' | 'bootstrap'
+
+/** Ping is shared with kad-dht's liveness checks: allow more than the default one stream each way. */
+const PING_STREAMS = { maxOutboundStreams: 8, maxInboundStreams: 16 }
+
+export type GpumeshServices = {
+  identify: ReturnType<ReturnType<typeof identify>>
+  ping: ReturnType<ReturnType<typeof ping>>
+  dht: ReturnType<ReturnType<typeof kadDHT>>
+  pubsub: ReturnType<ReturnType<typeof gossipsub>>
+  capability: CapabilityService
+  relay?: ReturnType<ReturnType<typeof circuitRelayServer>>
+}
+
+export type GpumeshLibp2p = Libp2p<GpumeshServices>
+
+export interface BuildOptions {
+  privateKey: PrivateKey
+  config: Config
+  role: Role
+  /** Bootstrap peers (already merged from config, env, flags and the community list). */
+  bootstrapPeers: string[]
+  datastore?: Datastore
+  metrics?: NodeMetrics
+  logger?: ComponentLogger
+  now?: () => number
+  /** In-process tests: memory transport, plaintext encryption, peers dialled directly. */
+  transports?: Array<(components: any) => Transport>
+  connectionEncrypters?: Array<(components: any) => ConnectionEncrypter>
+  streamMuxers?: Array<(components: any) => StreamMuxerFactory>
+}
+
+export async function buildLibp2p (options: BuildOptions): Promise<GpumeshLibp2p> {
+  const { config, role } = options
+  const peerDiscovery: Array<(components: any) => PeerDiscovery> = []
+  if (options.bootstrapPeers.length > 0) peerDiscovery.push(bootstrap({ list: options.bootstrapPeers }))
+
+  const services: Record<string, unknown> = {
+    identify: identify(),
+    ping: ping(PING_STREAMS),
+    dht: kadDHT({
+      protocol: PROTOCOLS.kad,
+      // automatic mode waits for a public address and never serves on private networks
+      clientMode: role === 'bootstrap' ? false : config.dht.mode === 'client',
+      alpha: config.dht.alpha,
+      disjointPaths: config.dht.disjointPaths,
+      peerInfoMapper: config.dht.privateAddresses ? passthroughMapper : removePrivateAddressesMapper,
+      providers: { provideValidity: Math.floor(config.dht.recordValidityMs / 1000) },
+      reprovide: {
+        validity: config.dht.recordValidityMs,
+        threshold: config.dht.reprovideThresholdMs,
+        interval: config.dht.reprovideCheckMs
+      }
+    }),
+    pubsub: gossipsub({
+      allowPublishToZeroTopicPeers: true,
+      // bootstrap peers hand pruned peers to others, so late joiners still find a mesh
+      doPX: role === 'bootstrap',
+      ...(config.gossip.allowColocation ? { scoreParams: { IPColocationFactorWeight: 0 } } : {})
+    }),
+    capability: capabilityService({ metrics: options.metrics, now: options.now })
+  }
+  if (role === 'bootstrap') services.relay = circuitRelayServer()
+
+  const node = await createLibp2p({
+    privateKey: options.privateKey,
+    start: false,
+    addresses: { listen: config.listen, announce: config.announce },
+    transports: options.transports ?? [tcp(), webSockets(), circuitRelayTransport()],
+    connectionEncrypters: options.connectionEncrypters ?? [noise()],
+    streamMuxers: options.streamMuxers ?? [yamux()],
+    peerDiscovery,
+    connectionManager: {
+      maxConnections: config.connections.max,
+      inboundConnectionThreshold: config.connections.inboundPerSecond,
+      maxIncomingPendingConnections: config.connections.maxPendingInbound,
+      allow: config.connections.allow
+    },
+    ...(options.datastore !== undefined ? { datastore: options.datastore } : {}),
+    ...(options.logger !== undefined ? { logger: options.logger } : {}),
+    services: services as any
+  })
+  return node as unknown as GpumeshLibp2p
+}

@@ -1,0 +1,116 @@
+/**
+ * In-process networks of real gpumesh daemons over the libp2p memory transport (plaintext, yamux):
+ * the same daemon code as `gpumesh node start`, minus TCP, Noise and the local API. For fast
+ * integration tests and benchmarks; end-to-end tests use separate processes over TCP instead.
+ */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { memory } from '@libp2p/memory'
+import { plaintext } from '@libp2p/plaintext'
+import { multiaddr } from '@multiformats/multiaddr'
+import { resolveConfig, treeAt, type Layer } from '../../node/config/load.js'
+import { Daemon } from '../../node/daemon.js'
+import { silentLoggers, type LoggerFactory } from '../../node/logger.js'
+import { startBootstrap } from '../../bootstrap/role.js'
+import { yamux } from '@chainsafe/libp2p-yamux'
+
+export interface NodeSpec {
+  region?: string
+  /** e.g. "NVIDIA H100 80GB HBM3:81559x2" */
+  gpus?: string[]
+  priceFloor?: number
+  sell?: boolean
+  /** config.dht overrides (benchmarks compare settings) */
+  dht?: Record<string, number>
+}
+
+export interface TestNetwork {
+  root: string
+  bootstraps: Daemon[]
+  nodes: Daemon[]
+  all: Daemon[]
+  stop (): Promise<void>
+}
+
+let counter = 0
+
+function configFor (name: string, spec: NodeSpec): ReturnType<typeof resolveConfig> {
+  const layers: Layer[] = [{
+    source: 'test',
+    values: {
+      listen: [`/memory/${name}`],
+      communityBootstrap: false,
+      // every in-process peer dials from the same "host": lift the per-host inbound limits
+      connections: { inboundPerSecond: 100_000, maxPendingInbound: 100_000 },
+      // tests run on a fast, quiet network: re-check pending provides often
+      dht: { reprovideCheckMs: 60_000, ...(spec.dht ?? {}) },
+      provider: {
+        detectGpus: false,
+        region: spec.region ?? 'local',
+        sell: spec.sell ?? true,
+        priceFloor: spec.priceFloor ?? 2,
+        gpus: (spec.gpus ?? []).map((s) => {
+          const match = /^(.+):(\d+)(?:x(\d+))?$/.exec(s)
+          if (match === null) throw new Error(`bad gpu spec ${s}`)
+          return { name: match[1], vramMiB: Number(match[2]), count: Number(match[3] ?? 1) }
+        })
+      }
+    }
+  }]
+  return resolveConfig(layers)
+}
+
+export async function startDaemon (root: string, spec: NodeSpec, options: { role?: 'node' | 'bootstrap', loggers?: LoggerFactory, dial?: string[] } = {}): Promise<Daemon> {
+  const name = `gpumesh-test-${process.pid}-${counter++}`
+  const dataDir = join(root, name)
+  const daemonOptions = {
+    dataDir,
+    config: configFor(name, spec),
+    bootstrapPeers: [],
+    loggers: options.loggers ?? silentLoggers,
+    version: 'test',
+    api: false,
+    peerStore: 'memory' as const,
+    libp2p: { transports: [memory()], connectionEncrypters: [plaintext()], streamMuxers: [yamux()] }
+  }
+  const daemon = options.role === 'bootstrap' ? await startBootstrap(daemonOptions) : await Daemon.start({ ...daemonOptions, role: 'node' })
+  // @libp2p/bootstrap only dials IP/DNS addresses: with the memory transport, dial directly
+  for (const addr of options.dial ?? []) await daemon.node.dial(multiaddr(addr))
+  return daemon
+}
+
+/** Start `bootstrapCount` bootstrap peers, then `specs.length` nodes dialling all of them. */
+export async function startNetwork (specs: NodeSpec[], options: { bootstrapCount?: number, loggers?: LoggerFactory } = {}): Promise<TestNetwork> {
+  const root = await mkdtemp(join(tmpdir(), 'gpumesh-net-'))
+  const bootstraps: Daemon[] = []
+  for (let i = 0; i < (options.bootstrapCount ?? 1); i++) bootstraps.push(await startDaemon(root, {}, { role: 'bootstrap', loggers: options.loggers }))
+  const dial = bootstraps.map((b) => b.addresses()[0] as string)
+  const nodes = await Promise.all(specs.map(async (spec) => await startDaemon(root, spec, { dial, loggers: options.loggers })))
+  const all = [...bootstraps, ...nodes]
+  return {
+    root,
+    bootstraps,
+    nodes,
+    all,
+    async stop () {
+      await Promise.all(all.map(async (d) => { await d.stop() }))
+      await rm(root, { recursive: true, force: true })
+    }
+  }
+}
+
+/** Wait until every selling node has all its capability keys on the DHT (or `timeoutMs` passes). */
+export async function waitForAnnouncements (daemons: Daemon[], timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  for (const d of daemons) {
+    while (d.announcer.state().some((k) => !k.provided)) {
+      if (Date.now() > deadline) throw new Error(`${d.identity.peerId} did not announce: ${JSON.stringify(d.announcer.state().filter((k) => !k.provided).slice(0, 2))}`)
+      d.announcer.kick()
+      await d.announcer.idle()
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+  }
+}
+
+export { treeAt }
