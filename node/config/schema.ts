@@ -66,7 +66,7 @@ export const configSchema = z.strictObject({
     inboundPerSecond: z.int().min(1).max(100_000).default(5),
     maxPendingInbound: z.int().min(1).max(100_000).default(10),
     /** Multiaddr prefixes exempt from the limits (e.g. /ip4/127.0.0.1 for a local test network). */
-    allow: z.array(z.string()).default([])
+    allow: z.array(multiaddrString).default([])
   }).prefault({}),
   dht: z.strictObject({
     /** server answers DHT queries (reachable nodes), client only asks. */

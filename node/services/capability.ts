@@ -89,7 +89,8 @@ export class CapabilityService implements Startable {
         request = await lp.read({ signal })
       } catch (err) {
         count('bad-request')
-        throw err
+        stream.abort(err as Error)
+        return
       }
       if (request.byteLength !== 0) throw new Error('capability requests are empty')
       const ad = this.currentAd()
@@ -118,6 +119,11 @@ export class CapabilityService implements Startable {
       bytes = (await lp.read({ signal })).subarray()
       await stream.close({ signal }).catch(() => {})
     } catch (err) {
+      if ((err as Error).name === 'InvalidDataLengthError') {
+        count('rejected')
+        this.init.metrics?.messagesRejected.inc({ kind: 'capability-ad', reason: RejectReason.TOO_LARGE })
+        throw new CapabilityFetchError('BAD_RESPONSE', id, `ad larger than ${MAX_AD_BYTES} bytes`, RejectReason.TOO_LARGE)
+      }
       count('unreachable')
       throw new CapabilityFetchError('UNREACHABLE', id, `no capability ad: ${(err as Error).message}`)
     }

@@ -1,7 +1,8 @@
 /**
  * The dependency rules of DESIGN §1, checked on source text: imports flow inward
- * (bootstrap → node → protocol → crypto; simulations → protocol, crypto), and protocol/ and
+ * (cli → bootstrap → node → protocol → crypto; simulations → protocol, crypto), and protocol/ and
  * simulations/ stay pure and deterministic (no I/O, no wall clock, no timers, no unseeded randomness).
+ * cli/ is the outermost layer (it starts the bootstrap role, so it cannot live inside node/).
  */
 export interface SourceFile { path: string, text: string }
 export interface Violation { path: string, line: number, rule: string, found: string }
@@ -61,9 +62,11 @@ function importRule (path: string, specifier: string): string | undefined {
   const pure = PURE_DIRS.some((dir) => path.startsWith(dir))
   const target = specifier.replace(/^(\.\.\/)+/, '')
   const relativeUp = specifier.startsWith('../')
-  if (path.startsWith('crypto/') && relativeUp && /^(protocol|node|bootstrap|simulations)\//.test(target)) return 'crypto/ is a leaf'
+  if (path.startsWith('crypto/') && relativeUp && /^(protocol|node|bootstrap|simulations|cli)\//.test(target)) return 'crypto/ is a leaf'
+  if (path.startsWith('node/') && relativeUp && /^(bootstrap|cli|simulations)\//.test(target)) return `node/ must not import ${target.split('/')[0]}/`
+  if (path.startsWith('bootstrap/') && relativeUp && /^(cli|simulations)\//.test(target)) return `bootstrap/ must not import ${target.split('/')[0]}/`
   if (!pure) return undefined
-  if (relativeUp && /^(node|bootstrap)\//.test(target)) return `${path.split('/')[0]}/ must not import ${target.split('/')[0]}/`
+  if (relativeUp && /^(node|bootstrap|cli)\//.test(target)) return `${path.split('/')[0]}/ must not import ${target.split('/')[0]}/`
   if (path.startsWith('protocol/') && relativeUp && target.startsWith('simulations/')) return 'protocol/ must not import simulations/'
   if (/^(libp2p|@libp2p\/|@chainsafe\/|level|classic-level)/.test(specifier)) return `${path.split('/')[0]}/ must not import libp2p or storage`
   const builtin = specifier.replace(/^node:/, '')

@@ -25,7 +25,7 @@ async function sources (dir: string): Promise<SourceFile[]> {
 
 describe('layering (DESIGN §1)', () => {
   it('the source tree follows the dependency rules', async () => {
-    const files = (await Promise.all(['crypto', 'protocol', 'simulations', 'node', 'bootstrap'].map(sources))).flat()
+    const files = (await Promise.all(['crypto', 'protocol', 'simulations', 'node', 'bootstrap', 'cli'].map(sources))).flat()
     assert.ok(files.some((f) => f.path.startsWith('protocol/')), 'protocol/ sources found')
     assert.deepEqual(findViolations(files), [])
   })
@@ -55,6 +55,13 @@ describe('layering (DESIGN §1)', () => {
     assert.deepEqual(findViolations([{ path: 'node/daemon.ts', text: "import fs from 'node:fs'\nconst t = Date.now()" }]), [])
     assert.deepEqual(findViolations([{ path: 'protocol/x.ts', text: '// never call Date.now() here\n/* or Math.random() */\nconst a = new Date(now)' }]), [])
     assert.equal(stripComments("const url = 'http://x' // note"), "const url = 'http://x' ")
+  })
+
+  it('keeps node/ below bootstrap/ and cli/', () => {
+    assert.equal(findViolations([{ path: 'node/daemon.ts', text: "import { startBootstrap } from '../bootstrap/role.js'" }]).length, 1)
+    assert.equal(findViolations([{ path: 'node/api/server.ts', text: "import { main } from '../../cli/main.js'" }]).length, 1)
+    assert.equal(findViolations([{ path: 'bootstrap/role.ts', text: "import { main } from '../cli/main.js'" }]).length, 1)
+    assert.deepEqual(findViolations([{ path: 'cli/main.ts', text: "import { startBootstrap } from '../bootstrap/role.js'" }]), [])
   })
 
   it('keeps crypto/ a leaf', () => {

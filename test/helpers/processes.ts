@@ -1,0 +1,86 @@
+/**
+ * gpumesh daemons as separate OS processes, started through the CLI exactly as users start them:
+ * for end-to-end tests over real TCP on 127.0.0.1. Every process is killed when the test ends.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { BIN, runCli } from './cli.js'
+
+/** Settings every local test network needs: loopback only, no community peers, no per-IP limits. */
+export const LOCAL_FLAGS = ['--listen', '/ip4/127.0.0.1/tcp/0', '--allow', '/ip4/127.0.0.1', '--allow-colocation', '--no-community-bootstrap', '--log-format', 'json']
+
+export class DaemonProcess {
+  readonly stdoutLines: string[] = []
+  stderr = ''
+  private readonly exited: Promise<number | null>
+
+  private constructor (readonly child: ChildProcess, readonly dataDir: string) {
+    let buffer = ''
+    child.stdout?.setEncoding('utf8').on('data', (d: string) => {
+      buffer += d
+      const lines = buffer.split('\n')
+      buffer = lines.pop() ?? ''
+      this.stdoutLines.push(...lines)
+    })
+    child.stderr?.setEncoding('utf8').on('data', (d: string) => { this.stderr += d })
+    this.exited = new Promise((resolve) => child.on('exit', (code) => { resolve(code) }))
+    running.add(this)
+  }
+
+  /** Start `gpumesh <args>` and wait until it prints "press Ctrl+C to stop" (or exits). */
+  static async start (args: string[], dataDir: string, options: { env?: NodeJS.ProcessEnv, timeoutMs?: number } = {}): Promise<DaemonProcess> {
+    const child = spawn(process.execPath, [BIN, ...args, '--data-dir', dataDir], {
+      env: { ...process.env, ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe']
+    })
+    const daemon = new DaemonProcess(child, dataDir)
+    const deadline = Date.now() + (options.timeoutMs ?? 20_000)
+    while (!daemon.stdoutLines.some((l) => l.includes('press Ctrl+C to stop'))) {
+      if (child.exitCode !== null) throw new Error(`gpumesh ${args.join(' ')} exited ${child.exitCode}: ${daemon.stderr}`)
+      if (Date.now() > deadline) throw new Error(`gpumesh ${args.join(' ')} did not start: ${daemon.stderr.slice(-2000)}`)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    return daemon
+  }
+
+  /** The multiaddrs printed on "listening:" lines. */
+  addresses (): string[] {
+    return this.stdoutLines.filter((l) => l.includes('listening:')).map((l) => l.split('listening:')[1]?.trim() ?? '')
+  }
+
+  /** SIGTERM (graceful); resolves with the exit code. */
+  async stop (signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 15_000): Promise<number | null> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal)
+    const timer = setTimeout(() => { this.child.kill('SIGKILL') }, timeoutMs)
+    const code = await this.exited
+    clearTimeout(timer)
+    running.delete(this)
+    return code
+  }
+
+  /** `gpumesh <command> --json` against this daemon's data dir. */
+  async json<T> (command: string[]): Promise<T> {
+    const result = await runCli([...command, '--data-dir', this.dataDir, '--json'], { timeoutMs: 30_000 })
+    if (result.code !== 0) throw new Error(`gpumesh ${command.join(' ')} failed (${result.code}): ${result.stderr}`)
+    return JSON.parse(result.stdout) as T
+  }
+}
+
+const running = new Set<DaemonProcess>()
+
+/** Kill every daemon a test left running (call from an `after` hook). */
+export async function killAll (): Promise<void> {
+  await Promise.all([...running].map(async (d) => await d.stop('SIGKILL')))
+}
+
+interface StatusJson { peerId: string, capabilityKeys: Array<{ provided: boolean }>, selling: boolean }
+
+/** Poll `gpumesh status` until every capability key of the daemon is on the DHT. */
+export async function waitUntilAnnounced (daemon: DaemonProcess, timeoutMs = 60_000): Promise<StatusJson> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const status = await daemon.json<StatusJson>(['status'])
+    if (status.capabilityKeys.length > 0 && status.capabilityKeys.every((k) => k.provided)) return status
+    if (Date.now() > deadline) throw new Error(`${status.peerId} did not announce its keys: ${JSON.stringify(status.capabilityKeys.filter((k) => !k.provided).length)} pending`)
+    await new Promise((resolve) => setTimeout(resolve, 250))
+  }
+}

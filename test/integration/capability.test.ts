@@ -1,0 +1,112 @@
+import assert from 'node:assert/strict'
+import { lpStream } from '@libp2p/utils'
+import { Identity } from '../../crypto/index.js'
+import { PROTOCOLS, RejectReason, sealMessage, type CapabilityAd } from '../../protocol/index.js'
+import type { Daemon } from '../../node/daemon.js'
+import { CapabilityFetchError } from '../../node/services/capability.js'
+import { startNetwork, type TestNetwork } from '../helpers/network.js'
+
+describe('/gpumesh/capability/1.0.0 against misbehaving peers (in-process)', function () {
+  this.timeout(60_000)
+  let net: TestNetwork
+  let honest: Daemon
+  let liar: Daemon
+  let asker: Daemon
+
+  before(async () => {
+    net = await startNetwork([
+      { region: 'eu', gpus: ['NVIDIA L4:23034'] },
+      { region: 'eu', gpus: ['NVIDIA L4:23034'] },
+      { region: 'eu', sell: false }
+    ])
+    ;[honest, liar, asker] = net.nodes as [Daemon, Daemon, Daemon]
+    await asker.node.dial(honest.node.getMultiaddrs()[0]!)
+    await asker.node.dial(liar.node.getMultiaddrs()[0]!)
+  })
+  after(async () => { await net?.stop() })
+
+  async function fetchError (): Promise<CapabilityFetchError> {
+    try {
+      await asker.node.services.capability.fetch(liar.node.peerId, { signal: AbortSignal.timeout(5000) })
+    } catch (err) {
+      assert.ok(err instanceof CapabilityFetchError, String(err))
+      return err
+    }
+    assert.fail('the bad ad was accepted')
+  }
+
+  function liarServes (bytes: Uint8Array | undefined): void {
+    liar.node.services.capability.currentAd = () => bytes
+  }
+
+  const validAd = (): CapabilityAd => honestAd()
+  function honestAd (): CapabilityAd {
+    return { v: 1, issuedAt: Date.now(), expiresAt: Date.now() + 60_000, seq: 1, gpus: honest.status().gpus, host: { cpuCores: 1, memoryMiB: 1, diskGiB: 0 }, region: 'eu', price: { floor: 1 }, availability: { timeZone: 'UTC', windows: [] }, workloads: ['process'], limits: {}, attestations: [], addrs: [] }
+  }
+
+  it('fetches and verifies an honest ad', async () => {
+    const ad = await asker.node.services.capability.fetch(honest.node.peerId)
+    assert.equal(ad.signer, honest.identity.peerId)
+    assert.equal(ad.payload.gpus[0]?.name, 'NVIDIA L4')
+  })
+
+  it('garbage in the response frame is a typed rejection', async () => {
+    liarServes(new Uint8Array([1, 2, 3, 4, 5]))
+    const err = await fetchError()
+    assert.equal(err.code, 'BAD_RESPONSE')
+    assert.equal(err.reason, RejectReason.MALFORMED_ENVELOPE)
+  })
+
+  it('an ad signed by someone else is refused (WRONG_SIGNER)', async () => {
+    liarServes(sealMessage(Identity.generate(), 'capability-ad', validAd()).bytes)
+    assert.equal((await fetchError()).code, 'WRONG_SIGNER')
+  })
+
+  it('a replayed copy of another provider\'s real ad is refused', async () => {
+    const real = await asker.node.services.capability.fetch(honest.node.peerId)
+    liarServes(real.bytes)
+    assert.equal((await fetchError()).code, 'WRONG_SIGNER')
+  })
+
+  it('an expired ad is refused', async () => {
+    const ad = { ...validAd(), issuedAt: Date.now() - 120_000, expiresAt: Date.now() - 60_000 }
+    liarServes(sealMessage(liar.identity, 'capability-ad', ad).bytes)
+    const err = await fetchError()
+    assert.equal(err.code, 'BAD_RESPONSE')
+    assert.equal(err.reason, RejectReason.EXPIRED)
+  })
+
+  it('an oversized frame is refused before it is read', async () => {
+    liarServes(new Uint8Array(64 * 1024).fill(7))
+    const err = await fetchError()
+    assert.equal(err.code, 'BAD_RESPONSE')
+    assert.equal(err.reason, RejectReason.TOO_LARGE)
+  })
+
+  it('a provider that stops selling answers NOT_SELLING', async () => {
+    liarServes(undefined)
+    assert.equal((await fetchError()).code, 'NOT_SELLING')
+  })
+
+  it('garbage sent to a provider aborts that stream only; it keeps serving', async () => {
+    for (const request of [Uint8Array.from([5, 1, 2, 3, 4, 5]), Uint8Array.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01])]) {
+      const stream = await asker.node.dialProtocol(honest.node.peerId, PROTOCOLS.capability)
+      stream.send(request)
+      await assert.rejects(lpStream(stream).read({ signal: AbortSignal.timeout(5000) }))
+    }
+    const served = await honest.metrics.registry.getSingleMetricAsString('gpumesh_capability_served_total')
+    assert.match(served, /result="bad-request"\} 2/)
+    const ad = await asker.node.services.capability.fetch(honest.node.peerId)
+    assert.equal(ad.signer, honest.identity.peerId)
+  })
+
+  it('discovery reports a misbehaving provider as a failure and lists the honest one', async () => {
+    liarServes(new Uint8Array([9, 9, 9]))
+    await Promise.all([honest, liar].map(async (d) => { d.announcer.kick(); await d.announcer.idle() }))
+    const result = await asker.findProviders({ region: 'eu' })
+    assert.deepEqual(result.providers.map((p) => p.peerId), [honest.identity.peerId])
+    assert.deepEqual(result.failures.map((f) => [f.peerId, f.code]), [[liar.identity.peerId, 'BAD_RESPONSE']])
+    const rejected = await asker.metrics.registry.getSingleMetricAsString('gpumesh_messages_rejected_total')
+    assert.match(rejected, /kind="capability-ad",reason="MALFORMED_ENVELOPE"/)
+  })
+})
