@@ -13,6 +13,7 @@ import { StorageError } from '../node/storage.js'
 import { addConfigFlags } from './config-flags.js'
 import { peersCommand, providersCommand, statusCommand } from './client-commands.js'
 import { UsageError } from './errors.js'
+import { demoCommand } from './demo.js'
 import { initCommand } from './init.js'
 import { runDaemon } from './run-daemon.js'
 import { packageVersion } from './version.js'
@@ -66,6 +67,12 @@ export function buildProgram (): Command {
     .option('--timeout <seconds>', 'give up after this long (default 10)')
     .option('--json', 'print JSON')
     .action(async (_opts, command: Command) => { await providersCommand(command) })
+
+  program.command('demo')
+    .description('run a live local network (a bootstrap peer, four providers, a buyer) and show discovery')
+    .option('--dir <dir>', 'where the demo keeps its data dirs', '.gpumesh-demo')
+    .option('--duration <seconds>', 'stop by itself after this long (default: run until Ctrl+C)')
+    .action(async (_opts, command: Command) => { await demoCommand(command) })
 
   return program
 }

@@ -7,7 +7,7 @@ import { adMatches, capabilityKeyCid, lookupKeyFor, type CapabilityAd, type Prov
 import type { GpumeshLibp2p } from './libp2p.js'
 import type { Logger } from './logger.js'
 import type { NodeMetrics } from './metrics.js'
-import { CapabilityFetchError } from './services/capability.js'
+import { CAPABILITY_TIMEOUT_MS, CapabilityFetchError } from './services/capability.js'
 
 export const FIND_TIMEOUT_MS = 10_000
 export const FETCH_CONCURRENCY = 8
@@ -87,7 +87,8 @@ export async function findProviders (node: GpumeshLibp2p, query: ProviderQuery, 
         continue
       }
       try {
-        const opened = await node.services.capability.fetch(peer, { signal })
+        // one slow provider must not hold a fetch slot for the whole query
+        const opened = await node.services.capability.fetch(peer, { signal: AbortSignal.any([signal, AbortSignal.timeout(CAPABILITY_TIMEOUT_MS)]) })
         consider(peer.toString(), opened.cid.toString(), opened.payload)
       } catch (err) {
         if (!(err instanceof CapabilityFetchError)) throw err

@@ -69,7 +69,6 @@ export async function buildLibp2p (options: BuildOptions): Promise<GpumeshLibp2p
       alpha: config.dht.alpha,
       disjointPaths: config.dht.disjointPaths,
       peerInfoMapper: config.dht.privateAddresses ? passthroughMapper : removePrivateAddressesMapper,
-      providers: { provideValidity: Math.floor(config.dht.recordValidityMs / 1000) },
       reprovide: {
         validity: config.dht.recordValidityMs,
         threshold: config.dht.reprovideThresholdMs,

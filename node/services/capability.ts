@@ -1,7 +1,7 @@
 /**
  * /gpumesh/capability/1.0.0 — a provider serves its signed capability ad; anyone can fetch it.
  *
- * Wire (protocol/README.md §7.1): frames are length-prefixed (unsigned varint length ‖ bytes). The
+ * Wire (protocol/README.md §7.5): frames are length-prefixed (unsigned varint length ‖ bytes). The
  * requester opens a stream and sends one empty frame (the single byte 00). The responder answers with
  * one frame holding the signed capability-ad envelope, or an empty frame when it is not selling, and
  * closes. A request frame that is not empty gets the stream aborted. The fetched ad must be signed by
