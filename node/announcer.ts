@@ -105,12 +105,18 @@ export class Announcer {
     const pending = [...this.keys].filter(([, s]) => !s.provided).map(([key]) => key)
     if (pending.length === 0) return
     let next = 0
+    // with no connection a provide can only wait for its timeout; peer:connect kicks us again
+    const connected = (): boolean => this.node.getConnections().length > 0
     const worker = async (): Promise<void> => {
-      while (next < pending.length && !this.stopped) await this.provideOne(pending[next++] as string)
+      while (next < pending.length && !this.stopped && connected()) await this.provideOne(pending[next++] as string)
     }
     await Promise.all(Array.from({ length: PROVIDE_CONCURRENCY }, worker))
     const failed = [...this.keys.values()].filter((s) => !s.provided).length
     if (this.stopped || this.keys.size === 0) return
+    if (!connected()) {
+      this.log.info('no peers yet: capability keys will be announced when one connects', { keys: this.keys.size })
+      return
+    }
     if (failed === 0) this.log.info('capability keys announced on the DHT', { keys: this.keys.size })
     else this.log.warn('some capability keys could not be announced yet; will retry', { failed, of: this.keys.size })
   }
