@@ -45,14 +45,17 @@ function envelopeRows (impl: Ed25519): Rate[] {
   const identity = new Identity(new Uint8Array(32).fill(9), impl)
   const jobSealed = sealMessage(identity, 'job-request', job())
   const bid: Bid = {
-    v: 1, issuedAt: now, expiresAt: now + 60_000, job: jobSealed.cid, price: 1_850_000,
+    v: 1, issuedAt: now, expiresAt: now + 60_000, job: jobSealed.cid, provider: identity.peerId, price: 1_850_000,
     gpus: ['GPU-5f2c9a3e-1b7d-4c1e-9a0f-2b3c4d5e6f70'], model: 'nvidia-h100-80gb-hbm3', vramMiB: 81_559,
     region: 'eu-west', startBy: now + 30_000, ad: jobSealed.cid
   }
   const bidSealed = sealMessage(identity, 'bid', bid)
   // 5,000 signers cycled through a 4,096-key cache: every open imports and checks a new key, as
   // when a flood comes from fresh identities
-  const coldBids = Array.from({ length: 5000 }, (_, i) => sealMessage(new Identity(seedOf(i), impl), 'bid', bid).bytes)
+  const coldBids = Array.from({ length: 5000 }, (_, i) => {
+    const signer = new Identity(seedOf(i), impl)
+    return sealMessage(signer, 'bid', { ...bid, provider: signer.peerId }).bytes
+  })
   const cold = impl instanceof NativeEd25519 ? new NativeEd25519() : new NobleEd25519()
   return [
     measure(`${impl.name} seal bid (${bidSealed.bytes.byteLength} B)`, () => sealMessage(identity, 'bid', bid), MS),

@@ -29,6 +29,8 @@ export const RejectReason = {
   FUTURE_DATED: 'FUTURE_DATED',
   /** expiresAt before issuedAt, or a lifetime longer than its kind allows. */
   BAD_LIFETIME: 'BAD_LIFETIME',
+  /** The payload names a different peer than the one that signed it (a bid's `provider`). */
+  SIGNER_MISMATCH: 'SIGNER_MISMATCH',
   /** Seen before (same signer and nonce, or the same signed payload). */
   REPLAY: 'REPLAY'
 } as const

@@ -33,13 +33,15 @@ export interface KindSpec<S extends z.ZodType = z.ZodType> {
   /** Longest allowed expiresAt − issuedAt. */
   readonly maxLifetimeMs: number
   readonly replayKey: ReplayKey
+  /** A payload field that must hold the signer's peer id, so a copy re-signed by another peer is refused. */
+  readonly signerField?: string
 }
 
 /** Payload types: 0x3f67xx ("g" for gpumesh). Never reuse a retired code. */
-export const KINDS = {
+const KIND_TABLE = {
   'capability-ad': { code: 0x3f6701, schema: capabilityAdSchema, maxBytes: 32 * KIB, maxLifetimeMs: 2 * DAY, replayKey: 'payload' },
   'job-request': { code: 0x3f6702, schema: jobRequestSchema, maxBytes: 64 * KIB, maxLifetimeMs: 7 * DAY, replayKey: 'nonce' },
-  bid: { code: 0x3f6703, schema: bidSchema, maxBytes: 4 * KIB, maxLifetimeMs: 1 * HOUR, replayKey: 'payload' },
+  bid: { code: 0x3f6703, schema: bidSchema, maxBytes: 4 * KIB, maxLifetimeMs: 1 * HOUR, replayKey: 'payload', signerField: 'provider' },
   award: { code: 0x3f6704, schema: awardSchema, maxBytes: 32 * KIB, maxLifetimeMs: 1 * HOUR, replayKey: 'payload' },
   'award-response': { code: 0x3f6705, schema: awardResponseSchema, maxBytes: 2 * KIB, maxLifetimeMs: 1 * HOUR, replayKey: 'payload' },
   'job-status': { code: 0x3f6706, schema: jobStatusSchema, maxBytes: 2 * KIB, maxLifetimeMs: 15 * MINUTE, replayKey: 'payload' },
@@ -50,6 +52,9 @@ export const KINDS = {
   'probe-result': { code: 0x3f670b, schema: probeResultSchema, maxBytes: 2 * KIB, maxLifetimeMs: 30 * DAY, replayKey: 'nonce' },
   'fraud-proof': { code: 0x3f670c, schema: fraudProofSchema, maxBytes: 96 * KIB, maxLifetimeMs: 400 * DAY, replayKey: 'payload' }
 } as const satisfies Record<string, KindSpec>
+
+/** Every kind's spec; `signerField` is optional on all of them. */
+export const KINDS: { readonly [K in keyof typeof KIND_TABLE]: typeof KIND_TABLE[K] & Pick<KindSpec, 'signerField'> } = KIND_TABLE
 
 export type Kind = keyof typeof KINDS
 export type PayloadOf<K extends Kind> = z.infer<typeof KINDS[K]['schema']>

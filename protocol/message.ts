@@ -67,7 +67,7 @@ function checkLifetime (kind: Kind, payload: Timed): void {
 
 /**
  * Open `bytes` as one of the `expected` kinds. Checks, in order: size, envelope form, payload type,
- * payload encoding and schema, lifetime and freshness, signature, replay.
+ * payload encoding and schema, lifetime and freshness, signature, signer field, replay.
  */
 export function openMessage<K extends Kind> (bytes: Uint8Array, expected: K | readonly K[], options: OpenOptions): OpenedMessage<K> {
   const kinds: readonly K[] = typeof expected === 'string' ? [expected] : expected
@@ -101,6 +101,10 @@ export function openMessage<K extends Kind> (bytes: Uint8Array, expected: K | re
 
   if (!verifyEnvelope(envelope, ENVELOPE_DOMAIN, options.ed25519)) reject(RejectReason.BAD_SIGNATURE, `${kind} signature does not verify`)
   const signer = peerIdFromPublicKey(envelope.publicKey)
+  if (spec.signerField !== undefined) {
+    const named = (payload as Record<string, unknown>)[spec.signerField]
+    if (named !== signer) reject(RejectReason.SIGNER_MISMATCH, `${kind} names ${String(named)} as its ${spec.signerField} but was signed by ${signer}`, spec.signerField)
+  }
 
   if (options.replay != null && options.historical !== true) {
     const id = spec.replayKey === 'nonce' ? toHex((payload as { nonce: Uint8Array }).nonce, 'base16') : cid.toString()

@@ -1,10 +1,15 @@
 import { z } from 'zod'
-import { cborCid, country, gpuUuid, header, micros, region, slug, timestampMs, uint } from './common.js'
+import { cborCid, country, gpuUuid, header, micros, peerId, region, slug, timestampMs, uint } from './common.js'
 
 /** A provider's offer to run a job, gossiped on the job's market topic (DESIGN §5). */
 export const bidSchema = z.strictObject({
   ...header,
   job: cborCid,
+  /**
+   * The bidder's peer id; it must be the signer. Without it, a copy of an honest bid re-signed by
+   * another peer would carry the same CID, and the award names bids by CID.
+   */
+  provider: peerId,
   /** Asked price, micros per GPU-hour. */
   price: micros,
   /** The GPUs the provider would allocate. */

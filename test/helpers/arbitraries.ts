@@ -2,8 +2,11 @@
  * fast-check arbitraries that produce valid payloads of every message kind, fresh at NOW.
  */
 import fc from 'fast-check'
-import { cidOfRaw, cidOfValue, peerIdFromPublicKey } from '../../crypto/index.js'
+import { Identity, cidOfRaw, cidOfValue, peerIdFromPublicKey } from '../../crypto/index.js'
 import { KINDS, type Kind, type PayloadOf } from '../../protocol/index.js'
+
+/** The identity that signs generated messages (a bid must name its signer as `provider`). */
+export const SIGNER = new Identity(new Uint8Array(32).fill(1))
 
 /** 2026-01-01T00:00:00Z: the receivers' clock in property tests. */
 export const NOW = 1_767_225_600_000
@@ -88,7 +91,7 @@ export const payloads: { [K in Kind]: fc.Arbitrary<PayloadOf<K>> } = {
     auction: obj({ bidWindowMs: fc.integer({ min: 50, max: 600_000 }), paymentRule: fc.constantFrom('first-price' as const, 'second-score' as const) })
   }, { label: text(128), meta: fc.uint8Array({ maxLength: 64 }) })),
   bid: withHeader('bid', obj({
-    job: cid, price: uint, gpus: fc.array(gpuUuid, { maxLength: 8 }), model: slug, vramMiB: small, region, startBy: uint, ad: cid
+    job: cid, provider: fc.constant(SIGNER.peerId), price: uint, gpus: fc.array(gpuUuid, { maxLength: 8 }), model: slug, vramMiB: small, region, startBy: uint, ad: cid
   }, { country, attestation: cid })),
   award: withHeader('award', fc.uniqueArray(cid, { minLength: 1, maxLength: 6, selector: (c) => c.toString() }).chain((bids) => obj({
     job: cid,

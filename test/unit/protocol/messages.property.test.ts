@@ -7,10 +7,10 @@ import {
   ALL_KINDS, ENVELOPE_DOMAIN, KINDS, MessageRejectedError, ReplayCache, RejectReason, jobIdOf, openMessage, payloadTypeOf,
   sealMessage, type Kind
 } from '../../../protocol/index.js'
-import { NOW, anyMessage, payloads } from '../../helpers/arbitraries.js'
+import { NOW, SIGNER, anyMessage, payloads } from '../../helpers/arbitraries.js'
 import { plain } from '../../helpers/plain.js'
 
-const signer = new Identity(new Uint8Array(32).fill(1))
+const signer = SIGNER
 const ALL_REASONS = new Set<string>(Object.values(RejectReason))
 
 /** Run `open` and require that it throws a MessageRejectedError with a known reason. */

@@ -175,6 +175,15 @@ describe('protocol message rejections', () => {
     openMessage(sealMessage(requester, 'job-request', job({ nonce: new Uint8Array(16).fill(10) })).bytes, 'job-request', { now: NOW, replay })
   })
 
+  it('SIGNER_MISMATCH: a bid re-signed by a peer other than its provider', () => {
+    const bid = {
+      v: 1 as const, issuedAt: NOW, expiresAt: NOW + 60_000, job: sealMessage(requester, 'job-request', job()).cid, provider: other.peerId,
+      price: 1_000_000, gpus: ['GPU-1'], model: 'nvidia-l4', vramMiB: 23_034, region: 'eu', startBy: NOW, ad: sealMessage(requester, 'job-request', job()).cid
+    }
+    openMessage(sealMessage(other, 'bid', bid).bytes, 'bid', { now: NOW })
+    rejects(RejectReason.SIGNER_MISMATCH, () => openMessage(sealMessage(requester, 'bid', bid).bytes, 'bid', { now: NOW }))
+  })
+
   it('a rejected message does not enter the replay cache', () => {
     const replay = new ReplayCache()
     const sealed = sealMessage(requester, 'job-request', job())

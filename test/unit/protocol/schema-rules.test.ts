@@ -11,7 +11,7 @@ const bids = [1, 2, 3].map((n) => cidOfValue({ bid: n }).cid).sort((a, b) => a.t
 
 function bid (overrides: Partial<Bid> = {}): Bid {
   return {
-    v: 1, issuedAt: NOW, expiresAt: NOW + 60_000, job, price: 1_900_000, gpus: ['GPU-1'], model: 'nvidia-l40s', vramMiB: 46_068,
+    v: 1, issuedAt: NOW, expiresAt: NOW + 60_000, job, provider: provider.peerId, price: 1_900_000, gpus: ['GPU-1'], model: 'nvidia-l40s', vramMiB: 46_068,
     region: 'eu-west', startBy: NOW + 10_000, ad: cidOfValue({ ad: 1 }).cid, ...overrides
   }
 }
