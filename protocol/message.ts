@@ -49,6 +49,10 @@ export interface OpenOptions {
 export function sealMessage<K extends Kind> (signer: Signer, kind: K, payload: PayloadOf<K>): SealedMessage<K> {
   const encoded = encodePayload(kind, payload)
   checkLifetime(kind, encoded.payload)
+  const field = KINDS[kind].signerField
+  if (field !== undefined && (encoded.payload as Record<string, unknown>)[field] !== signer.peerId) {
+    reject(RejectReason.SIGNER_MISMATCH, `${kind}.${field} must be the signer's peer id ${signer.peerId}`, field)
+  }
   const bytes = sealEnvelope(signer, ENVELOPE_DOMAIN, payloadTypeOf(kind), encoded.bytes)
   if (bytes.byteLength > KINDS[kind].maxBytes) {
     reject(RejectReason.TOO_LARGE, `${kind} envelope is ${bytes.byteLength} bytes, limit ${KINDS[kind].maxBytes}`)

@@ -181,7 +181,9 @@ describe('protocol message rejections', () => {
       price: 1_000_000, gpus: ['GPU-1'], model: 'nvidia-l4', vramMiB: 23_034, region: 'eu', startBy: NOW, ad: sealMessage(requester, 'job-request', job()).cid
     }
     openMessage(sealMessage(other, 'bid', bid).bytes, 'bid', { now: NOW })
-    rejects(RejectReason.SIGNER_MISMATCH, () => openMessage(sealMessage(requester, 'bid', bid).bytes, 'bid', { now: NOW }))
+    rejects(RejectReason.SIGNER_MISMATCH, () => sealMessage(requester, 'bid', bid))
+    const forged = sealEnvelope(requester, ENVELOPE_DOMAIN, payloadTypeOf('bid'), dagCbor.encode(bid))
+    rejects(RejectReason.SIGNER_MISMATCH, () => openMessage(forged, 'bid', { now: NOW }))
   })
 
   it('a rejected message does not enter the replay cache', () => {

@@ -276,7 +276,7 @@ describe('auction award (DESIGN §5)', () => {
           seed[0] = i & 0xff
           seed[1] = i >> 8
           const identity = new Identity(seed)
-          const sealed = sealMessage(identity, 'bid', bidPayload(job, 0, M + i * 1_000))
+          const sealed = sealMessage(identity, 'bid', { ...bidPayload(job, 0, M + i * 1_000), provider: identity.peerId })
           return { cid: sealed.cid, signer: identity.peerId, payload: sealed.payload }
         })
         const decision = decide(job, many)
