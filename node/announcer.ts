@@ -7,6 +7,7 @@
 import type { CID } from 'multiformats/cid'
 import { capabilityKeyCid } from '../protocol/index.js'
 import type { GpumeshLibp2p } from './libp2p.js'
+import { withDeadline } from './abort.js'
 import type { Logger } from './logger.js'
 import type { NodeMetrics } from './metrics.js'
 
@@ -15,10 +16,18 @@ export const PROVIDE_CONCURRENCY = 4
 export const RETRY_MIN_MS = 2_000
 export const RETRY_MAX_MS = 60_000
 
-export interface KeyState { key: string, cid: string, provided: boolean, lastError?: string, providedAt?: number }
+export interface KeyState {
+  key: string
+  cid: string
+  provided: boolean
+  lastError?: string
+  providedAt?: number
+  /** How many peers acknowledged the provider record on the last provide. */
+  storedOn?: number
+}
 
 export class Announcer {
-  private readonly keys = new Map<string, { cid: CID, provided: boolean, lastError?: string, providedAt?: number }>()
+  private readonly keys = new Map<string, { cid: CID, provided: boolean, lastError?: string, providedAt?: number, storedOn?: number }>()
   private retryTimer: NodeJS.Timeout | undefined
   private retryDelay = RETRY_MIN_MS
   private running: Promise<void> | undefined
@@ -46,7 +55,14 @@ export class Announcer {
   }
 
   state (): KeyState[] {
-    return [...this.keys].map(([key, s]) => ({ key, cid: s.cid.toString(), provided: s.provided, ...(s.lastError !== undefined ? { lastError: s.lastError } : {}), ...(s.providedAt !== undefined ? { providedAt: s.providedAt } : {}) }))
+    return [...this.keys].map(([key, s]) => ({
+      key,
+      cid: s.cid.toString(),
+      provided: s.provided,
+      ...(s.lastError !== undefined ? { lastError: s.lastError } : {}),
+      ...(s.providedAt !== undefined ? { providedAt: s.providedAt } : {}),
+      ...(s.storedOn !== undefined ? { storedOn: s.storedOn } : {})
+    }))
   }
 
   /** Provide pending keys now (e.g. after a new DHT peer appeared). */
@@ -87,8 +103,16 @@ export class Announcer {
     if (state === undefined || state.provided) return
     const started = performance.now()
     try {
-      const signal = AbortSignal.any([this.controller.signal, AbortSignal.timeout(PROVIDE_TIMEOUT_MS)])
-      await this.node.contentRouting.provide(state.cid, { signal })
+      // kad-dht resolves a provide even when no peer stored the record: count the peers that did
+      const stored = await withDeadline(PROVIDE_TIMEOUT_MS, this.controller.signal, async (signal) => {
+        let count = 0
+        for await (const event of this.node.services.dht.provide(state.cid, { signal })) {
+          if (event.name === 'PEER_RESPONSE' && event.messageName === 'ADD_PROVIDER') count++
+        }
+        return count
+      })
+      if (stored === 0) throw new Error('no peer stored the provider record')
+      state.storedOn = stored
       state.provided = true
       state.providedAt = Date.now()
       delete state.lastError

@@ -5,9 +5,10 @@
 import type { PeerId } from '@libp2p/interface'
 import { adMatches, capabilityKeyCid, lookupKeyFor, type CapabilityAd, type ProviderQuery } from '../protocol/index.js'
 import type { GpumeshLibp2p } from './libp2p.js'
+import { deadline } from './abort.js'
 import type { Logger } from './logger.js'
 import type { NodeMetrics } from './metrics.js'
-import { CAPABILITY_TIMEOUT_MS, CapabilityFetchError } from './services/capability.js'
+import { CapabilityFetchError } from './services/capability.js'
 
 export const FIND_TIMEOUT_MS = 10_000
 export const FETCH_CONCURRENCY = 8
@@ -39,7 +40,8 @@ export interface FindOptions {
 export async function findProviders (node: GpumeshLibp2p, query: ProviderQuery, log: Logger, metrics: NodeMetrics | undefined, options: FindOptions = {}): Promise<FindResult> {
   const started = performance.now()
   const key = lookupKeyFor(query)
-  const signal = AbortSignal.any([options.signal ?? new AbortController().signal, AbortSignal.timeout(options.timeoutMs ?? FIND_TIMEOUT_MS)])
+  const overall = deadline(options.timeoutMs ?? FIND_TIMEOUT_MS, options.signal)
+  const signal = overall.signal
   const self = node.peerId.toString()
   const providers: FoundProvider[] = []
   const failures: FindResult['failures'] = []
@@ -87,8 +89,9 @@ export async function findProviders (node: GpumeshLibp2p, query: ProviderQuery, 
         continue
       }
       try {
-        // one slow provider must not hold a fetch slot for the whole query
-        const opened = await node.services.capability.fetch(peer, { signal: AbortSignal.any([signal, AbortSignal.timeout(CAPABILITY_TIMEOUT_MS)]) })
+        // fetch applies its own deadline (CAPABILITY_TIMEOUT_MS), so one slow provider cannot hold a
+        // fetch slot for the whole query
+        const opened = await node.services.capability.fetch(peer, { signal })
         consider(peer.toString(), opened.cid.toString(), opened.payload)
       } catch (err) {
         if (!(err instanceof CapabilityFetchError)) throw err
@@ -96,7 +99,11 @@ export async function findProviders (node: GpumeshLibp2p, query: ProviderQuery, 
       }
     }
   }
-  await Promise.all([lookup, ...Array.from({ length: FETCH_CONCURRENCY }, worker)])
+  try {
+    await Promise.all([lookup, ...Array.from({ length: FETCH_CONCURRENCY }, worker)])
+  } finally {
+    overall.clear()
+  }
   const elapsedMs = performance.now() - started
   metrics?.findProvidersSeconds.observe(elapsedMs / 1000)
   providers.sort((a, b) => a.peerId < b.peerId ? -1 : a.peerId > b.peerId ? 1 : 0)

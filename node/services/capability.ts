@@ -10,6 +10,7 @@
 import type { ComponentLogger, Logger, PeerId, Startable, Stream } from '@libp2p/interface'
 import type { ConnectionManager, Registrar } from '@libp2p/interface-internal'
 import { lpStream } from '@libp2p/utils'
+import { deadline } from '../abort.js'
 import { KINDS, MessageRejectedError, PROTOCOLS, RejectReason, openMessage, type OpenedMessage } from '../../protocol/index.js'
 import type { NodeMetrics } from '../metrics.js'
 
@@ -77,7 +78,8 @@ export class CapabilityService implements Startable {
   }
 
   private async serve (stream: Stream): Promise<void> {
-    const signal = AbortSignal.timeout(this.timeoutMs)
+    const limit = deadline(this.timeoutMs)
+    const signal = limit.signal
     const count = (result: string): void => { this.init.metrics?.capabilityServed.inc({ result }) }
     // a requester that never sends its request must not hold the stream open
     const onTimeout = (): void => { stream.abort(new Error('capability request timed out')) }
@@ -103,13 +105,15 @@ export class CapabilityService implements Startable {
       stream.abort(err as Error)
     } finally {
       signal.removeEventListener('abort', onTimeout)
+      limit.clear()
     }
   }
 
   /** Fetch and verify `peer`'s capability ad. Throws CapabilityFetchError. */
   async fetch (peer: PeerId, options: { signal?: AbortSignal } = {}): Promise<OpenedMessage<'capability-ad'>> {
     const id = peer.toString()
-    const signal = options.signal ?? AbortSignal.timeout(this.timeoutMs)
+    const limit = deadline(this.timeoutMs, options.signal)
+    const signal = limit.signal
     const count = (result: string): void => { this.init.metrics?.capabilityFetched.inc({ result }) }
     let bytes: Uint8Array
     try {
@@ -126,6 +130,8 @@ export class CapabilityService implements Startable {
       }
       count('unreachable')
       throw new CapabilityFetchError('UNREACHABLE', id, `no capability ad: ${(err as Error).message}`)
+    } finally {
+      limit.clear()
     }
     if (bytes.byteLength === 0) {
       count('not-selling')
