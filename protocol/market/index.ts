@@ -1,0 +1,13 @@
+/**
+ * The market's decision logic (DESIGN §5–§6), pure: calendar and pricing, the provider's bid policy
+ * and damping, scoring and awards, the no-bids explanation, and the job lifecycle state machines.
+ */
+export * from './types.js'
+export * from './calendar.js'
+export * from './pricing.js'
+export * from './bid-policy.js'
+export * from './damping.js'
+export * from './scoring.js'
+export * from './award.js'
+export * from './explain.js'
+export * from './lifecycle.js'

@@ -1,0 +1,639 @@
+/**
+ * The requester's side of one job (DESIGN §5–§6) as a pure reducer:
+ * `reduceRequester(state, event) → { state, effects }`.
+ *
+ * ```
+ *                 ┌──── no bids: explain, re-open once ───┐
+ *                 ▼                                       │
+ *  start ──▶ bidding ──close + winner──▶ awarded ──accept──▶ running ──receipt ok──▶ completed ──verified──▶ verified ──paid──▶ settled
+ *             │  ▲                          │                  │                        │
+ *             │  └──── re-auction ──────────┴──────────────────┴────────────────────────┘
+ *             │        (decline, no-show, lost lease, crash, bad output, timeout: a failed attempt,
+ *             │         the provider excluded; preemption: a new attempt, nobody blamed)
+ *             ├─▶ expired  (job.expiresAt passed before an award, or no bids after the re-opened round)
+ *             └─▶ cancelled (from bidding, awarded or running)      failed: MAX_FAILED_ATTEMPTS failed awards
+ * ```
+ *
+ * Rules:
+ * - The bid window closes at `opened + bidWindowMs` (a `wake`). With bids, a `close-auction` effect
+ *   asks the award logic for a decision, which comes back as `bidding-closed` (a decision is taken
+ *   only then, and only for the round asked about). Without bids, or with no acceptable one, an
+ *   `explain` effect asks for the no-bids explanation and the round is re-opened once per attempt
+ *   (`re-auction`, reason `no-bids`); a second empty round (the first, with `reopenOnNoBids: false`)
+ *   expires the job.
+ * - Job expiry (`job.expiresAt`) ends a job that has no award yet; once a provider works on it, the
+ *   award stands, but a job needing a re-auction after its expiry expires instead (its request can
+ *   no longer be gossiped).
+ * - The award must be answered within one lease (else `no-show`); after acceptance a heartbeat
+ *   (`job-status`) must come at least once per lease (else `no-heartbeat`). A failed attempt records
+ *   a failure against the provider, excludes it and re-auctions, until MAX_FAILED_ATTEMPTS failures
+ *   (→ failed). A preemption re-auctions without blaming the provider and without counting as a
+ *   failure, but it uses an award attempt number; AWARD_ATTEMPT_LIMIT (the schema's 16) caps those.
+ * - Billing starts when the provider reports the job running (its first `running`, `uploading` or
+ *   `completed` status). At each interval boundary the requester commits, in arrears, the cumulative
+ *   `chargeFor(price, gpus, k intervals)`, never beyond the job's max runtime, and never for a
+ *   boundary after the lease ran out. It pays at once: the provider stops unless interval k's payment
+ *   reaches it within the payment grace (paymentGraceMs) after k ends by its own clock. On a verified receipt it pays the receipt's GPU-seconds, capped
+ *   by the time it saw the job run (whole seconds) and the max runtime; on cancel or preemption it
+ *   pays the time run so far. Payments are cumulative, so they never go down.
+ * - Cancel works in bidding, awarded and running (a `cancel` to the provider, and the time run so
+ *   far paid); once the receipt is in, the job is settled instead.
+ */
+import type { FailureReason } from '../messages/evidence.js'
+import type { JobRequest } from '../messages/job-request.js'
+import { jobStates, type JobState } from '../messages/award.js'
+import {
+  AWARD_ATTEMPT_LIMIT, DEFAULT_BILLING_INTERVAL_SEC, DEFAULT_LEASE_MS, MAX_FAILED_ATTEMPTS,
+  advanceDeadlines, assertIntIn, billedGpus, ceilSeconds, chargeFor, earliest, finalStatuses, ignore, intervalsCharge,
+  isCount, isId, isTime, scheduleWake,
+  type Deadline, type EvidenceRef, type IgnoredEffect, type RecordFailureEffect, type Transition, type TransitionTable, type WakeEffect
+} from './lifecycle-shared.js'
+
+export type RequesterStatus =
+  | 'bidding' | 'awarded' | 'running' | 'completed' | 'verified' | 'settled'
+  | 'failed' | 'cancelled' | 'expired'
+
+/** Where the requester's job may go from each status (staying put is always allowed). */
+export const REQUESTER_TRANSITIONS: TransitionTable<RequesterStatus> = Object.freeze({
+  bidding: ['awarded', 'expired', 'cancelled'],
+  awarded: ['running', 'bidding', 'failed', 'expired', 'cancelled'],
+  running: ['completed', 'bidding', 'failed', 'expired', 'cancelled'],
+  completed: ['verified', 'bidding', 'failed', 'expired'],
+  verified: ['settled'],
+  settled: [],
+  failed: [],
+  cancelled: [],
+  expired: []
+})
+
+const FINAL: ReadonlySet<RequesterStatus> = new Set(finalStatuses(REQUESTER_TRANSITIONS))
+
+/** Most bids kept per round: the award schema's limit on `considered`. */
+export const MAX_BIDS_PER_ROUND = 256
+/** Most providers an award can exclude (award schema). */
+const MAX_EXCLUDED = 64
+
+// ---------------------------------------------------------------------------------------------
+// Configuration
+// ---------------------------------------------------------------------------------------------
+
+export interface RequesterJobInit {
+  /** Job id (the job request's payload CID, as a string). */
+  job: string
+  /** `job.auction.bidWindowMs`. */
+  bidWindowMs: number
+  /** `job.expiresAt`: no award after this. */
+  expiresAt: number
+  /** `job.resources.gpus` (billed as at least one, see billedGpus). */
+  gpus: number
+  /** `job.workload.maxRuntimeSec`: nothing is paid beyond it. */
+  maxRuntimeSec: number
+  leaseMs?: number
+  billingIntervalSec?: number
+  maxFailedAttempts?: number
+  /** Re-open an auction once when it closes without an acceptable bid (default true). */
+  reopenOnNoBids?: boolean
+}
+
+/** Plain data (survives structuredClone), validated. */
+export interface RequesterConfig {
+  bidWindowMs: number
+  expiresAt: number
+  gpus: number
+  maxRuntimeMs: number
+  leaseMs: number
+  billingIntervalMs: number
+  maxFailedAttempts: number
+  reopenOnNoBids: boolean
+}
+
+/** The init fields a job request determines; the caller adds options (lease, interval, …). */
+export function requesterInitFromJob (jobId: string, job: JobRequest, options: Partial<RequesterJobInit> = {}): RequesterJobInit {
+  return {
+    job: jobId,
+    bidWindowMs: job.auction.bidWindowMs,
+    expiresAt: job.expiresAt,
+    gpus: job.resources.gpus,
+    maxRuntimeSec: job.workload.maxRuntimeSec,
+    ...options
+  }
+}
+
+/** Defaults applied and checked; throws InvalidLifecycleConfigError on values no job can have. */
+export function createRequesterConfig (init: RequesterJobInit): RequesterConfig {
+  const leaseMs = init.leaseMs ?? DEFAULT_LEASE_MS
+  const billingIntervalSec = init.billingIntervalSec ?? DEFAULT_BILLING_INTERVAL_SEC
+  const maxFailedAttempts = init.maxFailedAttempts ?? MAX_FAILED_ATTEMPTS
+  assertIntIn(init.bidWindowMs, 50, 600_000, 'bidWindowMs')
+  assertIntIn(init.expiresAt, 0, Number.MAX_SAFE_INTEGER, 'expiresAt')
+  assertIntIn(init.gpus, 0, 64, 'gpus')
+  assertIntIn(init.maxRuntimeSec, 1, 2_592_000, 'maxRuntimeSec')
+  assertIntIn(leaseMs, 1_000, 3_600_000, 'leaseMs')
+  assertIntIn(billingIntervalSec, 1, 86_400, 'billingIntervalSec')
+  assertIntIn(maxFailedAttempts, 1, AWARD_ATTEMPT_LIMIT, 'maxFailedAttempts')
+  return {
+    bidWindowMs: init.bidWindowMs,
+    expiresAt: init.expiresAt,
+    gpus: billedGpus(init.gpus),
+    maxRuntimeMs: init.maxRuntimeSec * 1000,
+    leaseMs,
+    billingIntervalMs: billingIntervalSec * 1000,
+    maxFailedAttempts,
+    reopenOnNoBids: init.reopenOnNoBids ?? true
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// State, events, effects
+// ---------------------------------------------------------------------------------------------
+
+/** A bid as the lifecycle tracks it: its CID and its signer. */
+export interface BidRef { bid: string, provider: string }
+
+/** The award logic's choice, passed in with `bidding-closed`. */
+export interface AwardChoice { bid: string, provider: string, price: number }
+
+export interface Auction {
+  /** Rounds opened for this job so far (first auction, re-opened rounds and re-auctions). */
+  round: number
+  closesAt: number
+  /** `close-auction` was sent; waiting for `bidding-closed`. */
+  closing: boolean
+  /** This attempt's auction was already re-opened for lack of bids. */
+  reopened: boolean
+  bids: BidRef[]
+}
+
+/** The current award and what happened under it. */
+export interface Engagement extends AwardChoice {
+  attempt: number
+  awardedAt: number
+  acceptedAt?: number
+  lastHeartbeatAt?: number
+  lastSeq?: number
+  lastState?: JobState
+  /** Billing anchor: when the provider first reported the job running. */
+  runStartedAt?: number
+  /** Whole intervals committed so far. */
+  paidIntervals: number
+  /** Cumulative micros committed to this provider. */
+  committed: number
+  receipt?: { at: number, exitCode: number, gpuSeconds: number }
+  /** The final payment, fixed when the receipt is verified. */
+  due?: PayEffect
+}
+
+export interface RequesterJob {
+  status: RequesterStatus
+  job: string
+  config: RequesterConfig
+  /** Latest time seen. */
+  now: number
+  /** Earliest wake requested and still ahead. */
+  wakeAt?: number
+  /** Attempt number of the latest award (0 before the first). */
+  attempt: number
+  /** Failed awards so far. */
+  failures: number
+  /** Providers excluded after failing this job. */
+  excluded: string[]
+  auction: Auction
+  award?: Engagement
+  /** Why the job ended, in a final status. */
+  reason?: string
+}
+
+export type RequesterEvent =
+  | { type: 'bid-received', now: number, bid: string, provider: string }
+  /** The award logic's answer to `close-auction` (for that `round`, when given); no winner = none acceptable. */
+  | { type: 'bidding-closed', now: number, round?: number, winner?: AwardChoice }
+  | { type: 'award-accepted', now: number, provider: string }
+  | { type: 'award-declined', now: number, provider: string, reason?: string }
+  | { type: 'heartbeat', now: number, provider: string, seq: number, state: JobState, gpuSeconds: number }
+  | { type: 'tick', now: number }
+  | { type: 'receipt-received', now: number, provider: string, exitCode: number, gpuSeconds: number, outputsValid: boolean }
+  | { type: 'verification-done', now: number, ok: boolean }
+  | { type: 'payment-sent', now: number, cumulative: number }
+  | { type: 'cancel', now: number }
+  | { type: 'preempted-notice', now: number, provider: string, noticeMs: number }
+
+/** Sign and send a cumulative `payment` to the payee. */
+export interface PayEffect {
+  type: 'pay'
+  payee: string
+  attempt: number
+  cumulative: number
+  /** Billing intervals covered (a started interval counts in a final payment). */
+  interval: number
+  gpuSeconds: number
+  /** The last payment under this award (completion, cancel, preemption). */
+  final: boolean
+}
+
+export type RequesterEffect =
+  | { type: 'publish-job' }
+  | { type: 're-auction', attempt: number, exclude: string[], reason: FailureReason | 'no-bids' }
+  | { type: 'close-auction', round: number, bids: BidRef[], exclude: string[] }
+  | { type: 'explain', round: number, bids: number }
+  | {
+    type: 'send-award'
+    attempt: number
+    bid: string
+    provider: string
+    price: number
+    considered: string[]
+    excluded: string[]
+    leaseMs: number
+    billingIntervalSec: number
+  }
+  | { type: 'verify', provider: string }
+  | { type: 'cancel', provider: string, reason: string }
+  | PayEffect
+  | RecordFailureEffect
+  | WakeEffect
+  | IgnoredEffect
+
+export type RequesterTransition = Transition<RequesterJob, RequesterEffect>
+
+// ---------------------------------------------------------------------------------------------
+// Entry points
+// ---------------------------------------------------------------------------------------------
+
+/** A new job in `bidding`: publish it and wake at the close of the bid window. */
+export function startRequesterJob (init: RequesterJobInit, now: number): RequesterTransition {
+  const config = createRequesterConfig(init)
+  if (!isTime(now)) throw new RangeError('now must be a finite number')
+  const state: RequesterJob = {
+    status: 'bidding',
+    job: init.job,
+    config,
+    now,
+    attempt: 0,
+    failures: 0,
+    excluded: [],
+    auction: openAuction(1, now, config, false)
+  }
+  return finish(state, [{ type: 'publish-job' }], now)
+}
+
+/** True in a status the job never leaves. */
+export function isRequesterFinal (status: RequesterStatus): boolean {
+  return FINAL.has(status)
+}
+
+/**
+ * Apply one event: first every deadline due by `event.now`, oldest first, then the event. Never
+ * throws; an event that does not apply returns the state unchanged with an `ignored` effect.
+ */
+export function reduceRequester (state: RequesterJob, event: RequesterEvent): RequesterTransition {
+  if (event == null || !isTime(event.now)) return ignore(state, 'event without a valid time')
+  if (FINAL.has(state.status)) return ignore(state, `job is ${state.status}`)
+  const now = Math.max(state.now, event.now)
+  const timed = { ...state, now }
+  const before = advance(timed, now)
+  const handled = handle(before.state, event, now)
+  // nothing was due and the event did not apply: the state is returned untouched
+  if (before.state === timed && handled.state === timed && handled.effects.some((e) => e.type === 'ignored')) {
+    return { state, effects: handled.effects }
+  }
+  return finish(handled.state, [...before.effects, ...handled.effects], now)
+}
+
+/** Handle deadlines the event made due at once, then ask for a wake at the next one. */
+function finish (state: RequesterJob, effects: RequesterEffect[], now: number): RequesterTransition {
+  const after = advance(state, now)
+  const all = [...effects, ...after.effects]
+  const next = nextRequesterDeadline(after.state)?.at
+  return { state: scheduleWake(after.state, next, all), effects: all }
+}
+
+function handle (s: RequesterJob, e: RequesterEvent, now: number): RequesterTransition {
+  // a tick's work is the deadlines, handled before; it may have ended the job, which is no news
+  if (e.type === 'tick') return { state: s, effects: [] }
+  if (FINAL.has(s.status)) return ignore(s, `job is ${s.status}`)
+  switch (e.type) {
+    case 'bid-received': return onBid(s, e)
+    case 'bidding-closed': return onBiddingClosed(s, e.round, e.winner, now)
+    case 'award-accepted': return onAccepted(s, e.provider, now)
+    case 'award-declined': return onDeclined(s, e.provider, e.reason, now)
+    case 'heartbeat': return onHeartbeat(s, e, now)
+    case 'receipt-received': return onReceipt(s, e, now)
+    case 'verification-done': return onVerification(s, e.ok, now)
+    case 'payment-sent': return onPaymentSent(s, e.cumulative)
+    case 'cancel': return onCancel(s, now)
+    case 'preempted-notice': return onPreemptedNotice(s, e.provider, now)
+    default: return ignore(s, `unknown event ${String((e as { type?: unknown }).type)}`)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Auction
+// ---------------------------------------------------------------------------------------------
+
+function openAuction (round: number, now: number, config: RequesterConfig, reopened: boolean): Auction {
+  return { round, closesAt: now + config.bidWindowMs, closing: false, reopened, bids: [] }
+}
+
+function onBid (s: RequesterJob, e: { bid: string, provider: string }): RequesterTransition {
+  if (s.status !== 'bidding') return ignore(s, `not taking bids while ${s.status}`)
+  if (s.auction.closing) return ignore(s, 'bid window closed')
+  if (!isId(e.bid) || !isId(e.provider)) return ignore(s, 'malformed bid')
+  if (s.excluded.includes(e.provider)) return ignore(s, 'provider excluded after a failed attempt')
+  if (s.auction.bids.some((b) => b.bid === e.bid)) return ignore(s, 'duplicate bid')
+  if (s.auction.bids.length >= MAX_BIDS_PER_ROUND) return ignore(s, 'too many bids this round')
+  const bids = [...s.auction.bids, { bid: e.bid, provider: e.provider }]
+  return { state: { ...s, auction: { ...s.auction, bids } }, effects: [] }
+}
+
+/** The bid window closed: ask for a decision, or handle an empty round at once. */
+function closeAuction (s: RequesterJob, now: number): RequesterTransition {
+  if (s.auction.bids.length === 0) return noWinner(s, now)
+  const auction = { ...s.auction, closing: true }
+  return { state: { ...s, auction }, effects: [{ type: 'close-auction', round: auction.round, bids: auction.bids, exclude: s.excluded }] }
+}
+
+function onBiddingClosed (s: RequesterJob, round: number | undefined, winner: AwardChoice | undefined, now: number): RequesterTransition {
+  if (s.status !== 'bidding' || !s.auction.closing) return ignore(s, 'no award decision awaited')
+  if (round !== undefined && round !== s.auction.round) return ignore(s, 'decision for another round')
+  if (winner == null) return noWinner(s, now)
+  const known = s.auction.bids.some((b) => b.bid === winner.bid && b.provider === winner.provider)
+  if (!known) return ignore(s, 'the winner is not among the bids received')
+  if (!isCount(winner.price)) return ignore(s, 'the award price is not a whole number of micros')
+  return awardTo(s, winner, now)
+}
+
+/** Send the award; wait one lease for the answer. */
+function awardTo (s: RequesterJob, winner: AwardChoice, now: number): RequesterTransition {
+  const attempt = s.attempt + 1
+  const considered = [...new Set(s.auction.bids.map((b) => b.bid))].sort()
+  const award: Engagement = { ...pickChoice(winner), attempt, awardedAt: now, paidIntervals: 0, committed: 0 }
+  const effect: RequesterEffect = {
+    type: 'send-award',
+    attempt,
+    bid: winner.bid,
+    provider: winner.provider,
+    price: winner.price,
+    considered,
+    excluded: s.excluded,
+    leaseMs: s.config.leaseMs,
+    billingIntervalSec: s.config.billingIntervalMs / 1000
+  }
+  return { state: { ...s, status: 'awarded', attempt, award, auction: { ...s.auction, closing: false } }, effects: [effect] }
+}
+
+/** The award choice's own fields (a caller's object may carry more). */
+function pickChoice (w: AwardChoice): AwardChoice {
+  return { bid: w.bid, provider: w.provider, price: w.price }
+}
+
+/** No acceptable bid: explain, then re-open once per attempt or expire. */
+function noWinner (s: RequesterJob, now: number): RequesterTransition {
+  const effects: RequesterEffect[] = [{ type: 'explain', round: s.auction.round, bids: s.auction.bids.length }]
+  if (s.config.reopenOnNoBids && !s.auction.reopened && now < s.config.expiresAt) {
+    effects.push({ type: 're-auction', attempt: s.attempt + 1, exclude: s.excluded, reason: 'no-bids' })
+    return { state: { ...s, auction: openAuction(s.auction.round + 1, now, s.config, true) }, effects }
+  }
+  return { state: end(s, 'expired', 'no acceptable bids'), effects }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Award, lease and failures
+// ---------------------------------------------------------------------------------------------
+
+/** The current award when `provider` holds it in one of `statuses`, else why not. */
+function current (s: RequesterJob, provider: string, statuses: readonly RequesterStatus[]): Engagement | string {
+  if (!statuses.includes(s.status) || s.award === undefined) return `nothing awaited from a provider while ${s.status}`
+  if (provider !== s.award.provider) return 'not from the provider holding the award'
+  return s.award
+}
+
+function onAccepted (s: RequesterJob, provider: string, now: number): RequesterTransition {
+  const a = current(s, provider, ['awarded'])
+  if (typeof a === 'string') return ignore(s, a)
+  return { state: { ...s, status: 'running', award: { ...a, acceptedAt: now, lastHeartbeatAt: now } }, effects: [] }
+}
+
+function onDeclined (s: RequesterJob, provider: string, reason: string | undefined, now: number): RequesterTransition {
+  const a = current(s, provider, ['awarded'])
+  if (typeof a === 'string') return ignore(s, a)
+  return failAttempt(s, now, 'declined', ['award', 'award-response'], reason)
+}
+
+type HeartbeatEvent = Extract<RequesterEvent, { type: 'heartbeat' }>
+
+function onHeartbeat (s: RequesterJob, e: HeartbeatEvent, now: number): RequesterTransition {
+  const a = current(s, e.provider, ['running'])
+  if (typeof a === 'string') return ignore(s, a)
+  if (!isCount(e.seq) || (a.lastSeq !== undefined && e.seq <= a.lastSeq)) return ignore(s, 'stale or malformed status seq')
+  if (!(jobStates as readonly string[]).includes(e.state)) return ignore(s, 'unknown job state')
+  const running = e.state === 'running' || e.state === 'uploading' || e.state === 'completed'
+  const award: Engagement = {
+    ...a,
+    lastHeartbeatAt: now,
+    lastSeq: e.seq,
+    lastState: e.state,
+    runStartedAt: a.runStartedAt ?? (running ? now : undefined)
+  }
+  const next = { ...s, award }
+  if (e.state === 'failed') return failAttempt(next, now, 'crashed', ['award', 'last-status'], 'the provider reported the job failed')
+  if (e.state === 'cancelled') return failAttempt(next, now, 'cancelled', ['award', 'last-status'], 'the provider cancelled the job')
+  if (e.state === 'preempted') return preempted(next, now)
+  return { state: next, effects: [] }
+}
+
+function onPreemptedNotice (s: RequesterJob, provider: string, now: number): RequesterTransition {
+  const a = current(s, provider, ['running'])
+  if (typeof a === 'string') return ignore(s, a)
+  return preempted(s, now)
+}
+
+/** A gold/silver job displaced ours: pay for the time run, re-auction, blame nobody. */
+function preempted (s: RequesterJob, now: number): RequesterTransition {
+  const pay = s.award === undefined ? undefined : payForWorkDone(s.award, s.config, now)
+  const next = reauction(s, now, 'preempted')
+  return { state: next.state, effects: [...(pay === undefined ? [] : [pay]), ...next.effects] }
+}
+
+/** A failed attempt: record it against the provider, exclude it, re-auction (or give up). */
+function failAttempt (s: RequesterJob, now: number, reason: FailureReason, evidence: EvidenceRef[], detail?: string): RequesterTransition {
+  const a = s.award
+  if (a === undefined) return ignore(s, 'no award to fail')
+  const refs = evidence.filter((r) => r !== 'last-status' || a.lastSeq !== undefined)
+  const failure: RecordFailureEffect = { type: 'record-failure', subject: a.provider, reason, evidence: refs }
+  if (detail !== undefined) failure.detail = detail
+  const excluded = s.excluded.includes(a.provider) || s.excluded.length >= MAX_EXCLUDED ? s.excluded : [...s.excluded, a.provider]
+  const next = reauction({ ...s, failures: s.failures + 1, excluded }, now, reason)
+  return { state: next.state, effects: [failure, ...next.effects] }
+}
+
+/** Open a new auction for the next attempt, unless the job has run out of attempts or time. */
+function reauction (s: RequesterJob, now: number, reason: FailureReason): RequesterTransition {
+  const base = { ...s, award: undefined }
+  if (s.failures >= s.config.maxFailedAttempts) return { state: end(base, 'failed', `${s.failures} failed attempts`), effects: [] }
+  if (s.attempt >= AWARD_ATTEMPT_LIMIT) return { state: end(base, 'failed', `award attempt limit (${AWARD_ATTEMPT_LIMIT}) reached`), effects: [] }
+  if (now >= s.config.expiresAt) return { state: end(base, 'expired', 'job expired before it could be re-auctioned'), effects: [] }
+  const state: RequesterJob = { ...base, status: 'bidding', auction: openAuction(s.auction.round + 1, now, s.config, false) }
+  return { state, effects: [{ type: 're-auction', attempt: s.attempt + 1, exclude: s.excluded, reason }] }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Receipt, verification, settlement
+// ---------------------------------------------------------------------------------------------
+
+type ReceiptEvent = Extract<RequesterEvent, { type: 'receipt-received' }>
+
+function onReceipt (s: RequesterJob, e: ReceiptEvent, now: number): RequesterTransition {
+  const a = current(s, e.provider, ['running'])
+  if (typeof a === 'string') return ignore(s, a)
+  if (e.exitCode === -1) return failAttempt(s, now, 'crashed', ['award', 'receipt'], 'the executor could not start the job')
+  if (e.outputsValid !== true) return failAttempt(s, now, 'output-mismatch', ['award', 'receipt'], 'the outputs do not match the receipt')
+  const award: Engagement = {
+    ...a,
+    runStartedAt: a.runStartedAt ?? a.acceptedAt ?? now,
+    receipt: { at: now, exitCode: e.exitCode, gpuSeconds: isCount(e.gpuSeconds) ? e.gpuSeconds : 0 }
+  }
+  return { state: { ...s, status: 'completed', award }, effects: [{ type: 'verify', provider: a.provider }] }
+}
+
+function onVerification (s: RequesterJob, ok: boolean, now: number): RequesterTransition {
+  if (s.status !== 'completed' || s.award === undefined) return ignore(s, `nothing to verify while ${s.status}`)
+  if (ok !== true) return failAttempt(s, now, 'output-mismatch', ['award', 'receipt'], 'verification failed')
+  const due = finalPayment(s.award, s.config)
+  return { state: { ...s, status: 'verified', award: { ...s.award, due, committed: due.cumulative } }, effects: [due] }
+}
+
+function onPaymentSent (s: RequesterJob, cumulative: number): RequesterTransition {
+  const a = s.award
+  if (s.status === 'verified' && a?.due !== undefined && isCount(cumulative) && cumulative >= a.due.cumulative) {
+    return { state: end(s, 'settled', 'paid in full'), effects: [] }
+  }
+  if (a !== undefined && isCount(cumulative) && cumulative <= a.committed) return { state: s, effects: [] }
+  return ignore(s, 'no such payment was due')
+}
+
+function onCancel (s: RequesterJob, now: number): RequesterTransition {
+  if (s.status === 'completed' || s.status === 'verified') return ignore(s, 'the job has completed: settle it instead')
+  const a = s.award
+  if (a === undefined) return { state: end(s, 'cancelled', 'cancelled by the requester'), effects: [] }
+  const effects: RequesterEffect[] = [{ type: 'cancel', provider: a.provider, reason: 'cancelled by the requester' }]
+  const pay = payForWorkDone(a, s.config, now)
+  if (pay !== undefined) effects.push(pay)
+  return { state: end(s, 'cancelled', 'cancelled by the requester'), effects }
+}
+
+/** A final status with its reason. */
+function end (s: RequesterJob, status: RequesterStatus, reason: string): RequesterJob {
+  return { ...s, status, reason }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Billing
+// ---------------------------------------------------------------------------------------------
+
+/** Whole intervals that fit in the max runtime, rounded up: no boundary is paid beyond them. */
+function intervalCap (c: RequesterConfig): number {
+  return Math.ceil(c.maxRuntimeMs / c.billingIntervalMs)
+}
+
+/** The payment commitment for `k` whole intervals (capped by the max runtime). */
+function intervalPayment (a: Engagement, c: RequesterConfig, k: number): PayEffect {
+  const ms = Math.min(k * c.billingIntervalMs, c.maxRuntimeMs)
+  const cumulative = Math.max(a.committed, chargeFor(a.price, c.gpus, ms))
+  return { type: 'pay', payee: a.provider, attempt: a.attempt, cumulative, interval: k, gpuSeconds: c.gpus * (ms / 1000), final: false }
+}
+
+/** What the time run so far costs, as a final payment; undefined when nothing more is owed. */
+function payForWorkDone (a: Engagement, c: RequesterConfig, now: number): PayEffect | undefined {
+  if (a.runStartedAt === undefined) return undefined
+  const seconds = Math.min(ceilSeconds(now - a.runStartedAt), c.maxRuntimeMs / 1000)
+  const cumulative = chargeFor(a.price, c.gpus, seconds * 1000)
+  if (cumulative <= a.committed) return undefined
+  const interval = Math.max(a.paidIntervals, Math.ceil(seconds * 1000 / c.billingIntervalMs))
+  return { type: 'pay', payee: a.provider, attempt: a.attempt, cumulative, interval, gpuSeconds: c.gpus * seconds, final: true }
+}
+
+/** The receipt's GPU-seconds, capped by the time seen running and the max runtime; never below what is committed. */
+function finalPayment (a: Engagement, c: RequesterConfig): PayEffect {
+  const receipt = a.receipt ?? { at: a.awardedAt, gpuSeconds: 0 }
+  const seenSeconds = Math.min(ceilSeconds(receipt.at - (a.runStartedAt ?? receipt.at)), c.maxRuntimeMs / 1000)
+  const gpuSeconds = Math.min(receipt.gpuSeconds, c.gpus * seenSeconds)
+  const cumulative = Math.max(a.committed, chargeFor(a.price, 1, gpuSeconds * 1000))
+  const interval = Math.max(a.paidIntervals, Math.ceil(gpuSeconds * 1000 / (c.gpus * c.billingIntervalMs)))
+  return { type: 'pay', payee: a.provider, attempt: a.attempt, cumulative, interval, gpuSeconds, final: true }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deadlines
+// ---------------------------------------------------------------------------------------------
+
+export type RequesterDeadline = Deadline<'expiry' | 'close' | 'no-show' | 'lease' | 'timeout' | 'billing'>
+
+/** The earliest deadline of the state; at a tie the first listed wins (expiry before close, lease before billing). */
+export function nextRequesterDeadline (s: RequesterJob): RequesterDeadline | undefined {
+  const a = s.award
+  const c = s.config
+  switch (s.status) {
+    case 'bidding':
+      return earliest<RequesterDeadline['kind']>([
+        { kind: 'expiry', at: c.expiresAt },
+        s.auction.closing ? undefined : { kind: 'close', at: s.auction.closesAt }
+      ])
+    case 'awarded':
+      return a === undefined ? undefined : { kind: 'no-show', at: a.awardedAt + c.leaseMs }
+    case 'running': {
+      if (a === undefined) return undefined
+      const started = a.runStartedAt
+      const billing = started === undefined || a.paidIntervals >= intervalCap(c) ? undefined : started + (a.paidIntervals + 1) * c.billingIntervalMs
+      return earliest<RequesterDeadline['kind']>([
+        { kind: 'lease', at: (a.lastHeartbeatAt ?? a.awardedAt) + c.leaseMs },
+        started === undefined ? undefined : { kind: 'timeout', at: started + c.maxRuntimeMs + c.leaseMs },
+        billing === undefined ? undefined : { kind: 'billing', at: billing }
+      ])
+    }
+    default:
+      return undefined
+  }
+}
+
+function advance (s: RequesterJob, now: number): RequesterTransition {
+  return advanceDeadlines(s, now, nextRequesterDeadline, onDeadline)
+}
+
+function onDeadline (s: RequesterJob, d: RequesterDeadline, now: number): RequesterTransition {
+  switch (d.kind) {
+    case 'expiry': return { state: end(s, 'expired', 'job expired before an award'), effects: [] }
+    case 'close': return closeAuction(s, now)
+    case 'no-show': return failAttempt(s, now, 'no-show', ['award'], 'no answer to the award within one lease')
+    case 'lease': return failAttempt(s, now, 'no-heartbeat', ['award', 'last-status'], 'no heartbeat within one lease')
+    case 'timeout': return onTimeout(s, now)
+    case 'billing': return payIntervals(s, now)
+  }
+}
+
+/** The job ran past its max runtime (plus a lease for the receipt): stop it and try elsewhere. */
+function onTimeout (s: RequesterJob, now: number): RequesterTransition {
+  const a = s.award as Engagement
+  const failed = failAttempt(s, now, 'timeout', ['award', 'last-status'], 'no receipt within the max runtime')
+  return { state: failed.state, effects: [{ type: 'cancel', provider: a.provider, reason: 'max runtime exceeded' }, ...failed.effects] }
+}
+
+/**
+ * Commit every whole interval elapsed by `now` whose boundary came while the lease held (one
+ * cumulative payment covers them all).
+ */
+function payIntervals (s: RequesterJob, now: number): RequesterTransition {
+  const a = s.award as Engagement
+  const c = s.config
+  const start = a.runStartedAt as number
+  const leaseEnds = (a.lastHeartbeatAt ?? a.awardedAt) + c.leaseMs
+  const byNow = Math.floor((now - start) / c.billingIntervalMs)
+  const beforeLease = Math.ceil((leaseEnds - start) / c.billingIntervalMs) - 1
+  const k = Math.max(a.paidIntervals + 1, Math.min(byNow, beforeLease, intervalCap(c)))
+  const pay = intervalPayment(a, c, k)
+  return { state: { ...s, award: { ...a, paidIntervals: k, committed: pay.cumulative } }, effects: [pay] }
+}
+
+/** The bound the requester keeps: never more than the whole intervals elapsed plus one. */
+export function requesterCommitBound (price: number, gpus: number, billingIntervalMs: number, elapsedMs: number): number {
+  return intervalsCharge(price, gpus, billingIntervalMs, Math.floor(Math.max(0, elapsedMs) / billingIntervalMs) + 1)
+}

@@ -1,0 +1,1140 @@
+import assert from 'node:assert/strict'
+import fc from 'fast-check'
+import { jobStates, type JobState } from '../../../../protocol/messages/award.js'
+import type { JobRequest } from '../../../../protocol/messages/job-request.js'
+import {
+  AWARD_ATTEMPT_LIMIT, MAX_FAILED_ATTEMPTS, PROVIDER_TRANSITIONS, REQUESTER_TRANSITIONS,
+  chargeFor, finalStatuses, intervalsCharge, intervalsPaidBy, isAllowedTransition, nextProviderDeadline, nextRequesterDeadline, paidUntil, paymentGraceMs, reduceProvider, reduceRequester,
+  requesterCommitBound, requesterInitFromJob, startProviderJob, startRequesterJob, InvalidLifecycleConfigError,
+  type AwardTerms, type ProviderEffect, type ProviderEvent, type ProviderJob, type ProviderStatus, type ProviderTransition,
+  type RequesterEffect, type RequesterEvent, type RequesterJob, type RequesterJobInit, type RequesterStatus, type RequesterTransition
+} from '../../../../protocol/market/lifecycle.js'
+
+/** 2026-01-01T00:00:00Z */
+const T0 = 1_767_225_600_000
+const at = (ms: number): number => T0 + ms
+
+const JOB = 'bafyreijob'
+const REQ = 'req-peer'
+const STRANGER = 'stranger-peer'
+const P1 = 'provider-1'
+const P2 = 'provider-2'
+const P3 = 'provider-3'
+const PROVIDERS = [P1, P2, P3]
+/** 1000 micros per GPU-second: 2 GPUs × 60 s = 120_000 micros per interval. */
+const PRICE = 3_600_000
+
+const INIT: RequesterJobInit = {
+  job: JOB,
+  bidWindowMs: 1000,
+  expiresAt: at(3_600_000),
+  gpus: 2,
+  maxRuntimeSec: 3600,
+  leaseMs: 90_000,
+  billingIntervalSec: 60
+}
+
+const TERMS: AwardTerms = { award: 'bafyreiaward', bid: 'b1', attempt: 1, price: PRICE, leaseMs: 90_000, billingIntervalSec: 60 }
+
+// ---------------------------------------------------------------------------------------------
+// Harness: every step goes through here, so the transitions seen can be checked against the tables
+// ---------------------------------------------------------------------------------------------
+
+const seenRequester = new Set<string>()
+const seenProvider = new Set<string>()
+
+function stepR (s: RequesterJob, e: RequesterEvent): RequesterTransition {
+  const t = reduceRequester(s, e)
+  assert.ok(isAllowedTransition(REQUESTER_TRANSITIONS, s.status, t.state.status), `requester ${s.status} → ${t.state.status} on ${e?.type}`)
+  seenRequester.add(`${s.status}>${t.state.status}`)
+  return t
+}
+
+function stepP (s: ProviderJob, e: ProviderEvent): ProviderTransition {
+  const t = reduceProvider(s, e)
+  assert.ok(isAllowedTransition(PROVIDER_TRANSITIONS, s.status, t.state.status), `provider ${s.status} → ${t.state.status} on ${e?.type}`)
+  seenProvider.add(`${s.status}>${t.state.status}`)
+  return t
+}
+
+function playR (state: RequesterJob, events: RequesterEvent[]): { state: RequesterJob, effects: RequesterEffect[] } {
+  const effects: RequesterEffect[] = []
+  for (const e of events) {
+    const t = stepR(state, e)
+    state = t.state
+    effects.push(...t.effects)
+  }
+  return { state, effects }
+}
+
+function playP (state: ProviderJob, events: ProviderEvent[]): { state: ProviderJob, effects: ProviderEffect[] } {
+  const effects: ProviderEffect[] = []
+  for (const e of events) {
+    const t = stepP(state, e)
+    state = t.state
+    effects.push(...t.effects)
+  }
+  return { state, effects }
+}
+
+/** Play `[event, effects, status]` rows, checking each step's effects exactly. */
+function traceR (start: RequesterTransition, rows: Array<[RequesterEvent, RequesterEffect[], RequesterStatus]>): RequesterJob {
+  let state = start.state
+  rows.forEach(([event, effects, status], i) => {
+    const t = stepR(state, event)
+    assert.deepEqual(t.effects, effects, `step ${i} (${event.type} at +${event.now - T0})`)
+    assert.equal(t.state.status, status, `step ${i} (${event.type})`)
+    state = t.state
+  })
+  return state
+}
+
+function traceP (start: ProviderTransition, rows: Array<[ProviderEvent, ProviderEffect[], ProviderStatus]>): ProviderJob {
+  let state = start.state
+  rows.forEach(([event, effects, status], i) => {
+    const t = stepP(state, event)
+    assert.deepEqual(t.effects, effects, `step ${i} (${event.type} at +${event.now - T0})`)
+    assert.equal(t.state.status, status, `step ${i} (${event.type})`)
+    state = t.state
+  })
+  return state
+}
+
+const tick = (ms: number) => ({ type: 'tick' as const, now: at(ms) })
+const bid = (ms: number, b: string, provider: string): RequesterEvent => ({ type: 'bid-received', now: at(ms), bid: b, provider })
+const closed = (ms: number, b?: string, provider?: string, price = PRICE): RequesterEvent =>
+  b === undefined || provider === undefined ? { type: 'bidding-closed', now: at(ms) } : { type: 'bidding-closed', now: at(ms), winner: { bid: b, provider, price } }
+const accepted = (ms: number, provider: string): RequesterEvent => ({ type: 'award-accepted', now: at(ms), provider })
+const hb = (ms: number, provider: string, seq: number, state: JobState, gpuSeconds = 0): RequesterEvent =>
+  ({ type: 'heartbeat', now: at(ms), provider, seq, state, gpuSeconds })
+const receipt = (ms: number, provider: string, gpuSeconds: number, outputsValid = true, exitCode = 0): RequesterEvent =>
+  ({ type: 'receipt-received', now: at(ms), provider, exitCode, gpuSeconds, outputsValid })
+const payment = (ms: number, cumulative: number, interval: number, from = REQ): ProviderEvent =>
+  ({ type: 'payment-received', now: at(ms), from, cumulative, interval })
+
+const pay = (payee: string, attempt: number, cumulative: number, interval: number, gpuSeconds: number, final: boolean): RequesterEffect =>
+  ({ type: 'pay', payee, attempt, cumulative, interval, gpuSeconds, final })
+
+/** A requester job awarded to P1 (bid b1; b2 from P2 also considered), accepted at +1200, running since +2000. */
+function runningRequester (init: RequesterJobInit = INIT): RequesterJob {
+  return playR(startRequesterJob(init, at(0)).state, [
+    bid(100, 'b1', P1), bid(200, 'b2', P2), tick(1000), closed(1000, 'b1', P1),
+    accepted(1200, P1), hb(1300, P1, 1, 'accepted'), hb(2000, P1, 2, 'running')
+  ]).state
+}
+
+/** Award the open auction of `s` to `provider` (bid `b`) and let it accept; `now` in ms after T0. */
+function awardAgain (s: RequesterJob, ms: number, b: string, provider: string): RequesterJob {
+  return playR(s, [bid(ms, b, provider), tick(ms + 1000), closed(ms + 1000, b, provider), accepted(ms + 1100, provider)]).state
+}
+
+/** A provider job for bid b1, awarded TERMS, accepted at +1100, running since +2000. */
+function runningProvider (): ProviderJob {
+  return playP(startProviderJob({ job: JOB, requester: REQ, bid: 'b1', gpus: 2, offerExpiresAt: at(60_000) }, at(0)).state, [
+    { type: 'award-received', now: at(1000), from: REQ, award: TERMS },
+    { type: 'accept-award', now: at(1100) },
+    { type: 'inputs-fetched', now: at(1500) },
+    { type: 'started', now: at(2000) }
+  ]).state
+}
+
+function only<E extends { type: string }> (effects: E[], type: string): E[] {
+  return effects.filter((e) => e.type === type)
+}
+
+// ---------------------------------------------------------------------------------------------
+
+describe('job lifecycle (DESIGN §5–§6)', () => {
+  describe('shared billing arithmetic', () => {
+    it('charges ⌈price × gpus × ms / 3.6e6⌉ without throwing on bad input', () => {
+      assert.equal(chargeFor(PRICE, 2, 60_000), 120_000)
+      assert.equal(chargeFor(2_000_000, 2, 60_000), 66_667)
+      assert.equal(chargeFor(Number.NaN, 2, 1000), 0)
+      assert.equal(chargeFor(-5, 2, 1000), 0)
+      assert.equal(chargeFor(Number.MAX_SAFE_INTEGER, 64, Number.MAX_SAFE_INTEGER), Number.MAX_SAFE_INTEGER)
+    })
+
+    it('counts the whole intervals a cumulative payment pays for', () => {
+      fc.assert(fc.property(fc.integer({ min: 0, max: 1e12 }), fc.integer({ min: 1, max: 1e9 }), fc.integer({ min: 1, max: 64 }), fc.integer({ min: 1, max: 86_400 }),
+        (cumulative, price, gpus, sec) => {
+          const k = intervalsPaidBy(cumulative, price, gpus, sec * 1000)
+          assert.ok(intervalsCharge(price, gpus, sec * 1000, k) <= cumulative)
+          assert.ok(intervalsCharge(price, gpus, sec * 1000, k + 1) > cumulative)
+        }))
+      assert.equal(intervalsPaidBy(0, 0, 2, 60_000), Number.POSITIVE_INFINITY)
+    })
+
+    it('lists the final statuses as those without a way out', () => {
+      assert.deepEqual(finalStatuses(REQUESTER_TRANSITIONS).sort(), ['cancelled', 'expired', 'failed', 'settled'])
+      assert.deepEqual(finalStatuses(PROVIDER_TRANSITIONS).sort(), ['cancelled', 'declined', 'failed', 'lost', 'preempted', 'settled', 'stopped-unpaid'])
+      for (const table of [REQUESTER_TRANSITIONS, PROVIDER_TRANSITIONS] as Array<Readonly<Record<string, readonly string[]>>>) {
+        for (const targets of Object.values(table)) for (const t of targets) assert.ok(t in table, `${t} is a status`)
+      }
+    })
+  })
+
+  describe('requester', () => {
+    it('rejects settings no job can have', () => {
+      assert.throws(() => startRequesterJob({ ...INIT, leaseMs: 10 }, at(0)), InvalidLifecycleConfigError)
+      assert.throws(() => startRequesterJob({ ...INIT, bidWindowMs: 1.5 }, at(0)), InvalidLifecycleConfigError)
+      assert.throws(() => startRequesterJob({ ...INIT, maxFailedAttempts: 0 }, at(0)), InvalidLifecycleConfigError)
+    })
+
+    it('takes its settings from a job request', () => {
+      const job = { expiresAt: at(5000), auction: { bidWindowMs: 700, paymentRule: 'first-price' }, resources: { gpus: 4 }, workload: { maxRuntimeSec: 90 } } as unknown as JobRequest
+      const init = requesterInitFromJob(JOB, job, { leaseMs: 5000 })
+      assert.deepEqual(init, { job: JOB, bidWindowMs: 700, expiresAt: at(5000), gpus: 4, maxRuntimeSec: 90, leaseMs: 5000 })
+    })
+
+    it('happy path: bids → award → heartbeats and interval payments → receipt → verified → settled', () => {
+      const start = startRequesterJob(INIT, at(0))
+      assert.deepEqual(start.effects, [{ type: 'publish-job' }, { type: 'wake', at: at(1000) }])
+      const end = traceR(start, [
+        [bid(100, 'b2', P2), [], 'bidding'],
+        [bid(200, 'b1', P1), [], 'bidding'],
+        [tick(1000), [{ type: 'close-auction', round: 1, bids: [{ bid: 'b2', provider: P2 }, { bid: 'b1', provider: P1 }], exclude: [] }, { type: 'wake', at: at(3_600_000) }], 'bidding'],
+        [closed(1000, 'b1', P1), [
+          { type: 'send-award', attempt: 1, bid: 'b1', provider: P1, price: PRICE, considered: ['b1', 'b2'], excluded: [], leaseMs: 90_000, billingIntervalSec: 60 },
+          { type: 'wake', at: at(91_000) }
+        ], 'awarded'],
+        [accepted(1200, P1), [], 'running'],
+        [hb(1300, P1, 1, 'accepted'), [], 'running'],
+        // billing starts with the first `running` status: the first boundary is at +62 s
+        [hb(2000, P1, 2, 'running'), [{ type: 'wake', at: at(62_000) }], 'running'],
+        [hb(32_000, P1, 3, 'running', 60), [], 'running'],
+        [tick(62_000), [pay(P1, 1, 120_000, 1, 120, false), { type: 'wake', at: at(122_000) }], 'running'],
+        [hb(62_000, P1, 4, 'running', 120), [], 'running'],
+        [tick(91_000), [], 'running'],
+        [hb(92_000, P1, 5, 'running', 180), [], 'running'],
+        [tick(122_000), [pay(P1, 1, 240_000, 2, 240, false), { type: 'wake', at: at(182_000) }], 'running'],
+        [hb(122_000, P1, 6, 'running', 240), [], 'running'],
+        [hb(149_000, P1, 7, 'completed', 294), [], 'running'],
+        [receipt(150_000, P1, 294), [{ type: 'verify', provider: P1 }], 'completed'],
+        // the receipt's 294 GPU-seconds fit in the 148 s seen running (× 2 GPUs)
+        [{ type: 'verification-done', now: at(150_500), ok: true }, [pay(P1, 1, 294_000, 3, 294, true)], 'verified'],
+        [{ type: 'payment-sent', now: at(150_600), cumulative: 294_000 }, [], 'settled']
+      ])
+      assert.equal(end.reason, 'paid in full')
+      assert.equal(stepR(end, tick(182_000)).effects[0]?.type, 'ignored')
+    })
+
+    it('pays the receipt only up to the time it saw the job run', () => {
+      const s = playR(runningRequester(), [hb(10_000, P1, 3, 'running'), receipt(11_000, P1, 10_000)]).state
+      const t = stepR(s, { type: 'verification-done', now: at(11_100), ok: true })
+      // 9 s seen running × 2 GPUs = 18 GPU-seconds, not the 10,000 claimed
+      assert.deepEqual(t.effects, [pay(P1, 1, 18_000, 1, 18, true)])
+    })
+
+    it('lease timeout: no heartbeat for a lease → failure evidence and a re-auction without the provider', () => {
+      const s = runningRequester()
+      const t = stepR(s, tick(92_000))
+      assert.deepEqual(t.effects, [
+        pay(P1, 1, 120_000, 1, 120, false),
+        { type: 'record-failure', subject: P1, reason: 'no-heartbeat', evidence: ['award', 'last-status'], detail: 'no heartbeat within one lease' },
+        { type: 're-auction', attempt: 2, exclude: [P1], reason: 'no-heartbeat' },
+        { type: 'wake', at: at(93_000) }
+      ])
+      assert.equal(t.state.status, 'bidding')
+      assert.deepEqual(t.state.excluded, [P1])
+      assert.equal(t.state.failures, 1)
+      const stray = stepR(t.state, bid(92_500, 'b9', P1))
+      assert.equal(stray.state, t.state)
+      assert.deepEqual(stray.effects, [{ type: 'ignored', reason: 'provider excluded after a failed attempt' }])
+      // the old provider's late heartbeat is ignored too
+      assert.equal(stepR(t.state, hb(92_600, P1, 9, 'running')).effects[0]?.type, 'ignored')
+    })
+
+    it('a late tick pays only the boundaries that came while the lease held', () => {
+      // last heartbeat at +2000: lease runs out at +92,000; boundaries at +62,000 (paid) and +122,000 (not)
+      const t = stepR(runningRequester(), tick(500_000))
+      assert.deepEqual(only(t.effects, 'pay'), [pay(P1, 1, 120_000, 1, 120, false)])
+      assert.equal(t.state.status, 'bidding')
+    })
+
+    it('no answer to the award within a lease is a no-show', () => {
+      const s = playR(startRequesterJob(INIT, at(0)).state, [bid(100, 'b1', P1), tick(1000), closed(1000, 'b1', P1)]).state
+      const t = stepR(s, tick(91_000))
+      assert.deepEqual(t.effects.slice(0, 2), [
+        { type: 'record-failure', subject: P1, reason: 'no-show', evidence: ['award'], detail: 'no answer to the award within one lease' },
+        { type: 're-auction', attempt: 2, exclude: [P1], reason: 'no-show' }
+      ])
+    })
+
+    it(`attempts exhausted: ${MAX_FAILED_ATTEMPTS} failed awards → failed`, () => {
+      let s = startRequesterJob(INIT, at(0)).state
+      let opened = 0
+      let last: RequesterTransition | undefined
+      for (let i = 0; i < MAX_FAILED_ATTEMPTS; i++) {
+        const provider = PROVIDERS[i] as string
+        s = playR(s, [bid(opened + 100, `b${i}`, provider), tick(opened + 1000), closed(opened + 1000, `b${i}`, provider)]).state
+        assert.equal(s.status, 'awarded')
+        assert.equal(s.attempt, i + 1)
+        opened += 1000 + 90_000
+        last = stepR(s, tick(opened))
+        s = last.state
+      }
+      assert.equal(s.status, 'failed')
+      assert.equal(s.reason, `${MAX_FAILED_ATTEMPTS} failed attempts`)
+      assert.deepEqual(s.excluded, [P1, P2, P3])
+      assert.deepEqual(last?.effects, [{ type: 'record-failure', subject: P3, reason: 'no-show', evidence: ['award'], detail: 'no answer to the award within one lease' }])
+    })
+
+    it('decline → failure evidence and a re-auction excluding the provider', () => {
+      const s = playR(startRequesterJob(INIT, at(0)).state, [bid(100, 'b1', P1), bid(150, 'b2', P2), tick(1000), closed(1000, 'b1', P1)]).state
+      const t = stepR(s, { type: 'award-declined', now: at(1500), provider: P1, reason: 'calendar changed' })
+      assert.deepEqual(t.effects, [
+        { type: 'record-failure', subject: P1, reason: 'declined', evidence: ['award', 'award-response'], detail: 'calendar changed' },
+        { type: 're-auction', attempt: 2, exclude: [P1], reason: 'declined' },
+        { type: 'wake', at: at(2500) }
+      ])
+      // P2 bids again and wins attempt 2; the award names P1 as excluded
+      const again = playR(t.state, [bid(1600, 'b2', P2), tick(2500)]).state
+      const award = stepR(again, closed(2500, 'b2', P2))
+      assert.deepEqual(award.effects[0], { type: 'send-award', attempt: 2, bid: 'b2', provider: P2, price: PRICE, considered: ['b2'], excluded: [P1], leaseMs: 90_000, billingIntervalSec: 60 })
+    })
+
+    it('a decline from another provider than the winner is ignored', () => {
+      const s = playR(startRequesterJob(INIT, at(0)).state, [bid(100, 'b1', P1), tick(1000), closed(1000, 'b1', P1)]).state
+      const t = stepR(s, { type: 'award-declined', now: at(1500), provider: P2 })
+      assert.equal(t.state, s)
+      assert.deepEqual(t.effects, [{ type: 'ignored', reason: 'not from the provider holding the award' }])
+    })
+
+    it('tampered outputs → output-mismatch evidence and a re-auction, no final payment', () => {
+      const t = stepR(runningRequester(), receipt(30_000, P1, 56, false))
+      assert.deepEqual(t.effects, [
+        { type: 'record-failure', subject: P1, reason: 'output-mismatch', evidence: ['award', 'receipt'], detail: 'the outputs do not match the receipt' },
+        { type: 're-auction', attempt: 2, exclude: [P1], reason: 'output-mismatch' },
+        { type: 'wake', at: at(31_000) }
+      ])
+      assert.equal(t.state.status, 'bidding')
+    })
+
+    it('a failed verification (replicas disagree) is an output mismatch too', () => {
+      const s = playR(runningRequester(), [receipt(30_000, P1, 56)]).state
+      const t = stepR(s, { type: 'verification-done', now: at(30_100), ok: false })
+      assert.deepEqual(t.effects.slice(0, 2), [
+        { type: 'record-failure', subject: P1, reason: 'output-mismatch', evidence: ['award', 'receipt'], detail: 'verification failed' },
+        { type: 're-auction', attempt: 2, exclude: [P1], reason: 'output-mismatch' }
+      ])
+    })
+
+    it('an executor that could not start (exit −1) is a crash', () => {
+      const t = stepR(runningRequester(), receipt(30_000, P1, 0, true, -1))
+      const failure = t.effects[0]
+      assert.ok(failure?.type === 'record-failure')
+      assert.equal(failure.reason, 'crashed')
+      assert.deepEqual(failure.evidence, ['award', 'receipt'])
+    })
+
+    it('a provider reporting `failed` or `cancelled` fails the attempt', () => {
+      for (const [state, reason] of [['failed', 'crashed'], ['cancelled', 'cancelled']] as const) {
+        const t = stepR(runningRequester(), hb(5000, P1, 3, state))
+        const failure = t.effects[0]
+        assert.ok(failure?.type === 'record-failure')
+        assert.equal(failure.reason, reason)
+        assert.deepEqual(failure.evidence, ['award', 'last-status'])
+        assert.equal(t.state.status, 'bidding')
+      }
+    })
+
+    it('cancel mid-run tells the provider and pays for the work done so far', () => {
+      const s = playR(runningRequester(), [hb(30_000, P1, 3, 'running'), tick(62_000), hb(62_000, P1, 4, 'running')]).state
+      const t = stepR(s, { type: 'cancel', now: at(92_500) })
+      // 90.5 s run → 91 s × 2 GPUs
+      assert.deepEqual(t.effects, [
+        { type: 'cancel', provider: P1, reason: 'cancelled by the requester' },
+        pay(P1, 1, 182_000, 2, 182, true)
+      ])
+      assert.equal(t.state.status, 'cancelled')
+      assert.ok(182_000 <= requesterCommitBound(PRICE, 2, 60_000, 90_500))
+    })
+
+    it('cancel before the run started owes nothing; cancel in bidding just ends the job', () => {
+      const awarded = playR(startRequesterJob(INIT, at(0)).state, [bid(100, 'b1', P1), tick(1000), closed(1000, 'b1', P1)]).state
+      assert.deepEqual(stepR(awarded, { type: 'cancel', now: at(1200) }).effects, [{ type: 'cancel', provider: P1, reason: 'cancelled by the requester' }])
+      const bidding = stepR(startRequesterJob(INIT, at(0)).state, { type: 'cancel', now: at(10) })
+      assert.deepEqual(bidding.effects, [])
+      assert.equal(bidding.state.status, 'cancelled')
+    })
+
+    it('cancel after completion is ignored: the job is settled instead', () => {
+      const s = playR(runningRequester(), [receipt(30_000, P1, 56)]).state
+      const t = stepR(s, { type: 'cancel', now: at(30_100) })
+      assert.equal(t.state, s)
+      assert.deepEqual(t.effects, [{ type: 'ignored', reason: 'the job has completed: settle it instead' }])
+    })
+
+    it('preemption → pays the time run, re-auctions at once, blames nobody', () => {
+      const s = runningRequester()
+      const t = stepR(s, { type: 'preempted-notice', now: at(30_000), provider: P1, noticeMs: 10_000 })
+      assert.deepEqual(t.effects, [
+        pay(P1, 1, 56_000, 1, 56, true),
+        { type: 're-auction', attempt: 2, exclude: [], reason: 'preempted' },
+        { type: 'wake', at: at(31_000) }
+      ])
+      assert.equal(t.state.failures, 0)
+      assert.deepEqual(t.state.excluded, [])
+      // a `preempted` status does the same
+      const viaStatus = stepR(s, hb(30_000, P1, 3, 'preempted'))
+      assert.deepEqual(viaStatus.effects, t.effects)
+    })
+
+    it('preemptions do not use up the failure budget, but the award attempt limit still ends the job', () => {
+      let s = runningRequester()
+      let ms = 10_000
+      while (s.status === 'running') {
+        s = stepR(s, { type: 'preempted-notice', now: at(ms), provider: P1, noticeMs: 0 }).state
+        if (s.status === 'bidding') s = awardAgain(s, ms + 10, `b${ms}`, P1)
+        ms += 10_000
+      }
+      assert.equal(s.status, 'failed')
+      assert.equal(s.failures, 0)
+      assert.equal(s.attempt, AWARD_ATTEMPT_LIMIT)
+      assert.equal(s.reason, `award attempt limit (${AWARD_ATTEMPT_LIMIT}) reached`)
+    })
+
+    it('no bids at close: explain, re-open once, then expire', () => {
+      const start = startRequesterJob(INIT, at(0))
+      traceR(start, [
+        [tick(1000), [
+          { type: 'explain', round: 1, bids: 0 },
+          { type: 're-auction', attempt: 1, exclude: [], reason: 'no-bids' },
+          { type: 'wake', at: at(2000) }
+        ], 'bidding'],
+        [tick(2000), [{ type: 'explain', round: 2, bids: 0 }], 'expired']
+      ])
+    })
+
+    it('bids but no acceptable one: the award logic says so, and the job is explained the same way', () => {
+      const s = playR(startRequesterJob(INIT, at(0)).state, [bid(100, 'b1', P1), tick(1000)]).state
+      const t = stepR(s, closed(1000))
+      assert.deepEqual(t.effects.slice(0, 2), [{ type: 'explain', round: 1, bids: 1 }, { type: 're-auction', attempt: 1, exclude: [], reason: 'no-bids' }])
+    })
+
+    it('with re-opening off, an empty round expires the job at once', () => {
+      const t = stepR(startRequesterJob({ ...INIT, reopenOnNoBids: false }, at(0)).state, tick(1000))
+      assert.deepEqual(t.effects, [{ type: 'explain', round: 1, bids: 0 }])
+      assert.equal(t.state.status, 'expired')
+    })
+
+    it('expiry: a job without an award expires at job.expiresAt', () => {
+      const start = startRequesterJob({ ...INIT, expiresAt: at(500) }, at(0))
+      assert.deepEqual(start.effects, [{ type: 'publish-job' }, { type: 'wake', at: at(500) }])
+      const t = stepR(start.state, bid(600, 'b1', P1))
+      assert.equal(t.state.status, 'expired')
+      assert.equal(t.state.reason, 'job expired before an award')
+      assert.deepEqual(t.effects, [{ type: 'ignored', reason: 'job is expired' }])
+    })
+
+    it('a failure after the job expired ends it as expired instead of re-auctioning', () => {
+      const t = stepR(runningRequester({ ...INIT, expiresAt: at(50_000) }), receipt(60_000, P1, 56, false))
+      assert.equal(t.state.status, 'expired')
+      assert.deepEqual(only(t.effects, 're-auction'), [])
+      assert.equal(only(t.effects, 'record-failure').length, 1)
+    })
+
+    it('a failure while awarded or completed ends the job when it is out of time or attempts', () => {
+      const awarded = playR(startRequesterJob({ ...INIT, expiresAt: at(5000) }, at(0)).state, [bid(100, 'b1', P1), tick(1000), closed(1000, 'b1', P1)]).state
+      assert.equal(stepR(awarded, { type: 'award-declined', now: at(6000), provider: P1 }).state.status, 'expired')
+      const completed = playR(runningRequester({ ...INIT, expiresAt: at(5000) }), [receipt(6000, P1, 8)]).state
+      assert.equal(stepR(completed, { type: 'verification-done', now: at(6100), ok: false }).state.status, 'expired')
+      const lastChance = playR(runningRequester({ ...INIT, maxFailedAttempts: 1 }), [receipt(6000, P1, 8)]).state
+      const t = stepR(lastChance, { type: 'verification-done', now: at(6100), ok: false })
+      assert.equal(t.state.status, 'failed')
+      assert.deepEqual(t.effects.map((e) => e.type), ['record-failure'])
+    })
+
+    it('a job that runs past its max runtime (plus a lease) is stopped and re-auctioned', () => {
+      let s = runningRequester({ ...INIT, maxRuntimeSec: 120 })
+      const effects: RequesterEffect[] = []
+      for (let ms = 30_000; s.status === 'running'; ms += 30_000) {
+        const t = stepR(s, hb(ms, P1, 3 + ms / 30_000, 'running'))
+        s = t.state
+        effects.push(...t.effects)
+      }
+      // pays at most the max runtime: two intervals of 60 s
+      assert.deepEqual(only(effects, 'pay').map((p) => (p as { cumulative: number }).cumulative), [120_000, 240_000])
+      assert.deepEqual(only(effects, 'cancel'), [{ type: 'cancel', provider: P1, reason: 'max runtime exceeded' }])
+      assert.equal((only(effects, 'record-failure')[0] as { reason: string }).reason, 'timeout')
+      assert.equal(s.status, 'bidding')
+    })
+
+    it('ignores stray events, never changing the state', () => {
+      const bidding = startRequesterJob(INIT, at(0)).state
+      const closing = playR(bidding, [bid(100, 'b1', P1), tick(1000)]).state
+      const awarded = stepR(closing, closed(1000, 'b1', P1)).state
+      const running = runningRequester()
+      const settled = traceR({ state: running, effects: [] }, [
+        [receipt(3000, P1, 2), [{ type: 'verify', provider: P1 }], 'completed'],
+        [{ type: 'verification-done', now: at(3000), ok: true }, [pay(P1, 1, 2000, 1, 2, true)], 'verified'],
+        [{ type: 'payment-sent', now: at(3000), cumulative: 2000 }, [], 'settled']
+      ])
+      const strays: Array<[RequesterJob, RequesterEvent]> = [
+        [bidding, accepted(10, P1)],
+        [bidding, hb(10, P1, 1, 'running')],
+        [bidding, receipt(10, P1, 5)],
+        [bidding, { type: 'verification-done', now: at(10), ok: true }],
+        [bidding, { type: 'payment-sent', now: at(10), cumulative: 5 }],
+        [bidding, closed(10, 'b-unknown', P1)],
+        [bidding, closed(10)],
+        [closing, closed(1000, 'b-unknown', P1)],
+        [closing, closed(1000, 'b1', P2)],
+        [closing, closed(1000, 'b1', P1, 1.5)],
+        [closing, { type: 'bidding-closed', now: at(1000), round: 2, winner: { bid: 'b1', provider: P1, price: PRICE } }],
+        [closing, bid(1000, 'b3', P3)],
+        [bidding, bid(10, '', P1)],
+        [bidding, { type: 'preempted-notice', now: at(10), provider: P1, noticeMs: 0 }],
+        [awarded, bid(1100, 'b7', P2)],
+        [awarded, accepted(1100, P2)],
+        [awarded, closed(1100, 'b1', P1)],
+        [awarded, hb(1100, P1, 1, 'running')],
+        [running, hb(2100, P1, 2, 'running')],
+        [running, hb(2100, P2, 9, 'running')],
+        [running, receipt(2100, P2, 5)],
+        [running, accepted(2100, P1)],
+        [running, { type: 'award-declined', now: at(2100), provider: P1 }],
+        [running, { type: 'verification-done', now: at(2100), ok: true }],
+        [running, { type: 'payment-sent', now: at(2100), cumulative: 1 }],
+        [running, { type: 'preempted-notice', now: at(2100), provider: P3, noticeMs: 0 }],
+        [running, { type: 'bogus', now: at(2100) } as unknown as RequesterEvent],
+        [running, { type: 'tick', now: Number.NaN }],
+        [settled, { type: 'cancel', now: at(4000) }],
+        [settled, receipt(4000, P1, 5)]
+      ]
+      for (const [state, event] of strays) {
+        const t = stepR(state, event)
+        assert.equal(t.state, state, `${state.status}: ${event.type}`)
+        assert.equal(t.effects.length, 1)
+        assert.equal(t.effects[0]?.type, 'ignored', `${state.status}: ${event.type}`)
+      }
+    })
+  })
+
+  describe('provider', () => {
+    it('happy path: offered → awarded → accepted → running (heartbeats, payments) → completed → settled', () => {
+      const start = startProviderJob({ job: JOB, requester: REQ, bid: 'b1', gpus: 2, offerExpiresAt: at(60_000) }, at(0))
+      assert.deepEqual(start.effects, [{ type: 'wake', at: at(60_000) }])
+      const end = traceP(start, [
+        [{ type: 'award-received', now: at(1000), from: REQ, award: TERMS }, [{ type: 'review-award', award: TERMS }], 'awarded'],
+        [{ type: 'accept-award', now: at(1100) }, [
+          { type: 'respond-award', decision: 'accept' },
+          { type: 'heartbeat', seq: 1, state: 'accepted', gpuSeconds: 0 },
+          { type: 'fetch-inputs' },
+          { type: 'wake', at: at(31_100) }
+        ], 'accepted'],
+        [{ type: 'inputs-fetched', now: at(1500) }, [{ type: 'start-job' }], 'accepted'],
+        [{ type: 'started', now: at(2000) }, [{ type: 'heartbeat', seq: 2, state: 'running', gpuSeconds: 0 }], 'running'],
+        [tick(31_100), [{ type: 'wake', at: at(32_000) }], 'running'],
+        [tick(32_000), [{ type: 'heartbeat', seq: 3, state: 'running', gpuSeconds: 60 }, { type: 'wake', at: at(62_000) }], 'running'],
+        // interval 1 ends at +62 s; its payment is due within the 6 s grace, so the provider wakes at +68 s
+        [tick(62_000), [{ type: 'heartbeat', seq: 4, state: 'running', gpuSeconds: 120 }, { type: 'wake', at: at(68_000) }], 'running'],
+        [payment(62_050, 120_000, 1), [], 'running'],
+        // paid in time: the next unpaid deadline is +128 s, after the next heartbeat
+        [tick(68_000), [{ type: 'wake', at: at(92_000) }], 'running'],
+        [tick(92_000), [{ type: 'heartbeat', seq: 5, state: 'running', gpuSeconds: 180 }, { type: 'wake', at: at(122_000) }], 'running'],
+        [tick(122_000), [{ type: 'heartbeat', seq: 6, state: 'running', gpuSeconds: 240 }, { type: 'wake', at: at(128_000) }], 'running'],
+        [payment(122_050, 240_000, 2), [], 'running'],
+        [tick(128_000), [{ type: 'wake', at: at(152_000) }], 'running'],
+        [{ type: 'finished', now: at(149_000), exitCode: 0, gpuSeconds: 294 }, [
+          { type: 'heartbeat', seq: 7, state: 'completed', gpuSeconds: 294 },
+          { type: 'send-receipt', exitCode: 0, gpuSeconds: 294, startedAt: at(2000), endedAt: at(149_000) }
+        ], 'completed'],
+        [payment(150_700, 294_000, 3), [], 'settled']
+      ])
+      assert.equal(end.reason, 'paid in full')
+    })
+
+    it('a bid that wins no award is lost when it expires', () => {
+      const start = startProviderJob({ job: JOB, requester: REQ, bid: 'b1', gpus: 1, offerExpiresAt: at(5000) }, at(0))
+      const t = stepP(start.state, tick(5000))
+      assert.equal(t.state.status, 'lost')
+      assert.deepEqual(t.effects, [])
+    })
+
+    it('declines an award the node no longer wants', () => {
+      const s = playP(startProviderJob({ job: JOB, requester: REQ, bid: 'b1', gpus: 1, offerExpiresAt: at(5000) }, at(0)).state,
+        [{ type: 'award-received', now: at(1000), from: REQ, award: TERMS }]).state
+      const t = stepP(s, { type: 'decline-award', now: at(1100), reason: 'calendar changed' })
+      assert.deepEqual(t.effects, [{ type: 'respond-award', decision: 'decline', reason: 'calendar changed' }])
+      assert.equal(t.state.status, 'declined')
+    })
+
+    it('an award left undecided for a lease is declined', () => {
+      const s = playP(startProviderJob({ job: JOB, requester: REQ, bid: 'b1', gpus: 1, offerExpiresAt: at(5000) }, at(0)).state,
+        [{ type: 'award-received', now: at(1000), from: REQ, award: TERMS }]).state
+      const t = stepP(s, tick(91_000))
+      assert.deepEqual(t.effects, [{ type: 'respond-award', decision: 'decline', reason: 'no decision in time' }])
+      assert.equal(t.state.status, 'declined')
+    })
+
+    it('requester stops paying → the provider stops when the grace for the missed payment runs out', () => {
+      assert.equal(paymentGraceMs(60_000), 6000)
+      assert.equal(paymentGraceMs(5000), 2000)
+      // interval 1 paid; the payment for interval 2 is due at +122 s, within a 6 s grace; the provider stops at +128 s
+      const s = playP(runningProvider(), [payment(62_050, 120_000, 1)]).state
+      assert.equal(paidUntil(s), at(128_000))
+      const before = stepP(s, tick(127_999))
+      assert.equal(before.state.status, 'running')
+      const t = stepP(before.state, tick(128_000))
+      assert.deepEqual(t.effects, [
+        { type: 'stop-work', reason: 'nonpayment' },
+        { type: 'record-failure', subject: REQ, reason: 'nonpayment', evidence: ['award', 'last-payment'], detail: 'interval payment not received within the grace after the interval ended' }
+      ])
+      assert.equal(t.state.status, 'stopped-unpaid')
+      assert.equal(t.state.reason, 'interval payment overdue past the grace')
+      // unpaid work at the stop: interval 2 and the grace
+      assert.equal(t.state.now - (s.startedAt as number) - s.paid.intervals * 60_000, 60_000 + paymentGraceMs(60_000))
+    })
+
+    it('a requester that never pays is stopped when the grace after the first interval runs out', () => {
+      assert.equal(paidUntil(runningProvider()), at(68_000))
+      assert.equal(stepP(runningProvider(), tick(67_999)).state.status, 'running')
+      const t = stepP(runningProvider(), tick(68_000))
+      assert.equal(t.state.status, 'stopped-unpaid')
+      assert.deepEqual(only(t.effects, 'record-failure'), [{ type: 'record-failure', subject: REQ, reason: 'nonpayment', evidence: ['award'], detail: 'interval payment not received within the grace after the interval ended' }])
+    })
+
+    it('a payment counts only for the intervals its amount pays, whatever it claims', () => {
+      const s = playP(runningProvider(), [payment(62_050, 119_999, 5)]).state
+      assert.equal(s.paid.intervals, 0)
+      assert.equal(stepP(s, tick(68_000)).state.status, 'stopped-unpaid')
+      const lower = stepP(playP(runningProvider(), [payment(62_050, 120_000, 1)]).state, payment(62_060, 100, 1))
+      assert.deepEqual(lower.effects, [{ type: 'ignored', reason: 'payment below an earlier one' }])
+    })
+
+    it('the final payment is due within one interval of the receipt', () => {
+      const s = playP(runningProvider(), [payment(62_050, 120_000, 1), { type: 'finished', now: at(100_000), exitCode: 0, gpuSeconds: 196 }]).state
+      assert.equal(s.status, 'completed')
+      const t = stepP(s, tick(160_000))
+      assert.equal(t.state.status, 'stopped-unpaid')
+      assert.deepEqual(t.effects, [{ type: 'record-failure', subject: REQ, reason: 'nonpayment', evidence: ['award', 'receipt', 'last-payment'], detail: 'final payment overdue by one billing interval' }])
+      assert.equal(stepP(s, payment(150_000, 195_999, 2)).state.status, 'completed')
+      assert.equal(stepP(s, payment(150_000, 196_000, 2)).state.status, 'settled')
+    })
+
+    it('preemption: notify the requester at once, stop when the notice runs out', () => {
+      const s = runningProvider()
+      const t = stepP(s, { type: 'preempt', now: at(10_000), noticeMs: 5000 })
+      assert.deepEqual(t.effects, [{ type: 'notify-preemption', noticeMs: 5000 }, { type: 'wake', at: at(15_000) }])
+      assert.equal(t.state.status, 'running')
+      assert.deepEqual(stepP(t.state, { type: 'preempt', now: at(11_000), noticeMs: 0 }).effects, [{ type: 'ignored', reason: 'already being preempted' }])
+      const stop = stepP(t.state, tick(15_000))
+      assert.deepEqual(stop.effects, [{ type: 'stop-work', reason: 'preempted' }, { type: 'heartbeat', seq: 3, state: 'preempted', gpuSeconds: 26 }])
+      assert.equal(stop.state.status, 'preempted')
+    })
+
+    it('preemption before the job started stops at once', () => {
+      const s = playP(startProviderJob({ job: JOB, requester: REQ, bid: 'b1', gpus: 2, offerExpiresAt: at(60_000) }, at(0)).state, [
+        { type: 'award-received', now: at(1000), from: REQ, award: TERMS }, { type: 'accept-award', now: at(1100) }
+      ]).state
+      const t = stepP(s, { type: 'preempt', now: at(1200), noticeMs: 30_000 })
+      assert.deepEqual(t.effects, [{ type: 'notify-preemption', noticeMs: 0 }, { type: 'stop-work', reason: 'preempted' }, { type: 'heartbeat', seq: 2, state: 'preempted', gpuSeconds: 0 }])
+      assert.equal(t.state.status, 'preempted')
+    })
+
+    it('cancel from the requester stops the work; from anyone else it is ignored', () => {
+      const s = runningProvider()
+      assert.deepEqual(stepP(s, { type: 'cancel', now: at(5000), from: STRANGER }).effects, [{ type: 'ignored', reason: 'cancel not from the requester' }])
+      const t = stepP(s, { type: 'cancel', now: at(5000), from: REQ })
+      assert.deepEqual(t.effects, [{ type: 'stop-work', reason: 'cancelled' }, { type: 'heartbeat', seq: 3, state: 'cancelled', gpuSeconds: 6 }])
+      assert.equal(t.state.status, 'cancelled')
+    })
+
+    it('an executor that cannot start → failed, with a receipt saying so', () => {
+      const s = playP(startProviderJob({ job: JOB, requester: REQ, bid: 'b1', gpus: 2, offerExpiresAt: at(60_000) }, at(0)).state, [
+        { type: 'award-received', now: at(1000), from: REQ, award: TERMS }, { type: 'accept-award', now: at(1100) }
+      ]).state
+      const t = stepP(s, { type: 'finished', now: at(1500), exitCode: -1, gpuSeconds: 0 })
+      assert.deepEqual(t.effects, [
+        { type: 'heartbeat', seq: 2, state: 'failed', gpuSeconds: 0 },
+        { type: 'send-receipt', exitCode: -1, gpuSeconds: 0, startedAt: at(1500), endedAt: at(1500) }
+      ])
+      assert.equal(t.state.status, 'failed')
+    })
+
+    it('cancel or requester gone before the run; a crash during it', () => {
+      const offered = startProviderJob({ job: JOB, requester: REQ, bid: 'b1', gpus: 2, offerExpiresAt: at(60_000) }, at(0)).state
+      const awarded = stepP(offered, { type: 'award-received', now: at(1000), from: REQ, award: TERMS }).state
+      const cancelled = stepP(awarded, { type: 'cancel', now: at(1050), from: REQ })
+      assert.deepEqual([cancelled.state.status, cancelled.effects], ['cancelled', []])
+      const accepted = stepP(awarded, { type: 'accept-award', now: at(1100) }).state
+      const gone = stepP(accepted, { type: 'requester-gone', now: at(1200) })
+      assert.deepEqual([gone.state.status, gone.effects], ['cancelled', [{ type: 'stop-work', reason: 'requester-gone' }]])
+      const crashed = stepP(runningProvider(), { type: 'finished', now: at(3000), exitCode: -1, gpuSeconds: 0 })
+      assert.equal(crashed.state.status, 'failed')
+      assert.deepEqual(crashed.effects.map((e) => e.type), ['heartbeat', 'send-receipt'])
+    })
+
+    it('requester gone: stop the work and record the unpaid work', () => {
+      const t = stepP(runningProvider(), { type: 'requester-gone', now: at(30_000) })
+      assert.equal(t.state.status, 'stopped-unpaid')
+      assert.deepEqual(t.effects.map((e) => e.type), ['stop-work', 'record-failure'])
+      const offered = startProviderJob({ job: JOB, requester: REQ, bid: 'b1', gpus: 2, offerExpiresAt: at(60_000) }, at(0)).state
+      assert.equal(stepP(offered, { type: 'requester-gone', now: at(10) }).state.status, 'cancelled')
+    })
+
+    it('ignores stray events, never changing the state', () => {
+      const offered = startProviderJob({ job: JOB, requester: REQ, bid: 'b1', gpus: 2, offerExpiresAt: at(60_000) }, at(0)).state
+      const running = runningProvider()
+      const strays: Array<[ProviderJob, ProviderEvent]> = [
+        [offered, { type: 'award-received', now: at(10), from: STRANGER, award: TERMS }],
+        [offered, { type: 'award-received', now: at(10), from: REQ, award: { ...TERMS, bid: 'b-other' } }],
+        [offered, { type: 'award-received', now: at(10), from: REQ, award: { ...TERMS, leaseMs: 1 } }],
+        [offered, { type: 'award-received', now: at(10), from: REQ, award: undefined as unknown as AwardTerms }],
+        [offered, { type: 'accept-award', now: at(10) }],
+        [offered, { type: 'started', now: at(10) }],
+        [offered, { type: 'finished', now: at(10), exitCode: 0, gpuSeconds: 1 }],
+        [offered, payment(10, 5, 1)],
+        [offered, { type: 'preempt', now: at(10), noticeMs: 0 }],
+        [running, { type: 'award-received', now: at(2100), from: REQ, award: TERMS }],
+        [running, { type: 'inputs-fetched', now: at(2100) }],
+        [running, { type: 'started', now: at(2100) }],
+        [running, payment(2100, 5, 1, STRANGER)],
+        [running, payment(2100, -5, 1)],
+        [running, { type: 'finished', now: at(2100), exitCode: 999, gpuSeconds: 1 }],
+        [running, { type: 'preempt', now: at(2100), noticeMs: -1 }],
+        [running, { type: 'nope', now: at(2100) } as unknown as ProviderEvent],
+        [running, null as unknown as ProviderEvent]
+      ]
+      for (const [state, event] of strays) {
+        const t = stepP(state, event)
+        assert.equal(t.state, state, `${state.status}: ${event?.type}`)
+        assert.equal(t.effects.length, 1)
+        assert.equal(t.effects[0]?.type, 'ignored', `${state.status}: ${event?.type}`)
+      }
+    })
+  })
+
+  describe('both machines wired together', () => {
+    it('settle an honest job for the same amount, the provider never stopping', () => {
+      const out = wire({ runMs: 200_000 })
+      assert.equal(out.requester.status, 'settled')
+      assert.equal(out.provider.status, 'settled')
+      assert.equal(out.provider.paid.cumulative, out.paidByRequester)
+      assert.deepEqual(out.failures, [])
+    })
+
+    it('a requester that goes silent is stopped by the provider when the grace for the missed payment runs out', () => {
+      const out = wire({ runMs: 1_000_000, requesterSilentAfter: 130_000 })
+      assert.equal(out.provider.status, 'stopped-unpaid')
+      const stoppedAt = out.provider.now
+      const start = out.provider.startedAt as number
+      // the last payment covered 2 intervals (sent at start + ~120 s); interval 3's was due at start + 180 s,
+      // within the 6 s grace
+      assert.equal(out.provider.paid.intervals, 2)
+      assert.equal(stoppedAt, start + 3 * 60_000 + paymentGraceMs(60_000))
+      assert.deepEqual(out.failures.map((f) => [f.subject, f.reason])[0], [REQ, 'nonpayment'])
+    })
+  })
+
+  describe('properties', () => {
+    it('random requester event sequences never throw, follow the table, and never over-commit', () => {
+      fc.assert(fc.property(requesterEvents, (events) => { checkRequesterRun((_, i) => events[i]) }), { numRuns: 200 })
+    })
+
+    it('guided requester runs (events mostly fitting the state) keep the same properties and reach every status', () => {
+      const reached = new Set<string>()
+      let pays = 0
+      fc.assert(fc.property(choices, (cs) => {
+        let t = at(0)
+        const run = checkRequesterRun((s, i) => {
+          const c = cs[i]
+          if (c === undefined) return undefined
+          t += c.gap
+          return guidedRequesterEvent(s, c, i, t, (next) => { t = next })
+        })
+        for (const status of run.statuses) reached.add(status)
+        pays += run.pays
+      }), { numRuns: 1000 })
+      assert.ok(pays > 0, 'some runs paid')
+      assert.deepEqual(Object.keys(REQUESTER_TRANSITIONS).filter((st) => !reached.has(st)), [])
+    })
+
+    it('random provider event sequences never throw, follow the table, and never run more than one interval plus the grace unpaid', () => {
+      fc.assert(fc.property(providerEvents, (events) => { checkProviderRun((_, i) => events[i]) }), { numRuns: 200 })
+    })
+
+    it('guided provider runs keep the same properties and reach every status', () => {
+      const reached = new Set<string>()
+      let paidRunning = 0
+      fc.assert(fc.property(choices, (cs) => {
+        let t = at(0)
+        const run = checkProviderRun((s, i) => {
+          const c = cs[i]
+          if (c === undefined) return undefined
+          t += c.gap
+          return guidedProviderEvent(s, c, t, (next) => { t = next })
+        })
+        for (const status of run.statuses) reached.add(status)
+        paidRunning += run.paidRunning
+      }), { numRuns: 400 })
+      assert.ok(paidRunning > 0, 'some runs were paid while running')
+      assert.deepEqual(Object.keys(PROVIDER_TRANSITIONS).filter((st) => !reached.has(st)), [])
+    })
+
+    it('the scripted tests exercise every transition in both tables', () => {
+      const edges = (table: Readonly<Record<string, readonly string[]>>) => Object.entries(table).flatMap(([from, tos]) => tos.map((to) => `${from}>${to}`))
+      assert.deepEqual(edges(REQUESTER_TRANSITIONS).filter((e) => !seenRequester.has(e)), [])
+      assert.deepEqual(edges(PROVIDER_TRANSITIONS).filter((e) => !seenProvider.has(e)), [])
+    })
+  })
+})
+
+// ---------------------------------------------------------------------------------------------
+// Property generators
+// ---------------------------------------------------------------------------------------------
+
+const PROP_INIT: RequesterJobInit = { job: JOB, bidWindowMs: 3000, expiresAt: at(300_000), gpus: 2, maxRuntimeSec: 60, leaseMs: 8000, billingIntervalSec: 3 }
+
+const REQUESTER_EFFECTS = new Set(['publish-job', 're-auction', 'close-auction', 'explain', 'send-award', 'verify', 'cancel', 'pay', 'record-failure', 'wake', 'ignored'])
+const PROVIDER_EFFECTS = new Set(['review-award', 'respond-award', 'fetch-inputs', 'start-job', 'heartbeat', 'send-receipt', 'notify-preemption', 'stop-work', 'record-failure', 'wake', 'ignored'])
+
+const isFinalR = (s: RequesterStatus): boolean => REQUESTER_TRANSITIONS[s].length === 0
+const isFinalP = (s: ProviderStatus): boolean => PROVIDER_TRANSITIONS[s].length === 0
+
+const providerArb = fc.constantFrom(P1, P2, P3)
+const bidIndex = fc.integer({ min: 0, max: 3 })
+const bidOf = (i: number): { bid: string, provider: string } => ({ bid: `b${i}`, provider: PROVIDERS[i % 3] as string })
+
+/** Events without times; times are laid down afterwards (mostly forward, sometimes backwards). */
+type Timeless<E> = E extends unknown ? Omit<E, 'now'> : never
+
+const requesterEvent: fc.Arbitrary<Timeless<RequesterEvent>> = fc.oneof(
+  { weight: 4, arbitrary: bidIndex.map((i) => ({ type: 'bid-received' as const, ...bidOf(i) })) },
+  { weight: 2, arbitrary: fc.option(fc.tuple(bidIndex, fc.integer({ min: 0, max: 10_000_000 })), { nil: undefined }).map((w) =>
+    w === undefined ? { type: 'bidding-closed' as const } : { type: 'bidding-closed' as const, winner: { ...bidOf(w[0]), price: w[1] } }) },
+  { weight: 3, arbitrary: providerArb.map((provider) => ({ type: 'award-accepted' as const, provider })) },
+  { weight: 1, arbitrary: providerArb.map((provider) => ({ type: 'award-declined' as const, provider })) },
+  { weight: 8, arbitrary: fc.record({ provider: providerArb, seq: fc.integer({ min: 0, max: 1000 }), state: fc.constantFrom(...jobStates, 'running', 'running', 'running'), gpuSeconds: fc.nat(1000) })
+    .map((h) => ({ type: 'heartbeat' as const, ...h })) },
+  { weight: 8, arbitrary: fc.constant({ type: 'tick' as const }) },
+  { weight: 2, arbitrary: fc.record({ provider: providerArb, exitCode: fc.constantFrom(-1, 0, 1), gpuSeconds: fc.nat(100_000), outputsValid: fc.boolean() })
+    .map((r) => ({ type: 'receipt-received' as const, ...r })) },
+  { weight: 2, arbitrary: fc.boolean().map((ok) => ({ type: 'verification-done' as const, ok })) },
+  { weight: 2, arbitrary: fc.nat(1_000_000).map((cumulative) => ({ type: 'payment-sent' as const, cumulative })) },
+  { weight: 1, arbitrary: fc.constant({ type: 'cancel' as const }) },
+  { weight: 1, arbitrary: fc.record({ provider: providerArb, noticeMs: fc.nat(10_000) }).map((p) => ({ type: 'preempted-notice' as const, ...p })) }
+)
+
+const gap = fc.oneof({ weight: 10, arbitrary: fc.integer({ min: 0, max: 4000 }) }, { weight: 1, arbitrary: fc.integer({ min: -2000, max: 20_000 }) })
+
+function timed<E> (events: fc.Arbitrary<E>): fc.Arbitrary<Array<E & { now: number }>> {
+  return fc.array(fc.tuple(events, gap), { maxLength: 120 }).map((steps) => {
+    let t = at(0)
+    return steps.map(([e, dt]) => {
+      t += dt
+      return { ...e, now: t }
+    })
+  })
+}
+
+const requesterEvents = timed(requesterEvent) as fc.Arbitrary<RequesterEvent[]>
+
+const termsArb: fc.Arbitrary<AwardTerms> = fc.record({
+  award: fc.constant('bafyreiaward'),
+  bid: fc.constantFrom('b1', 'b1', 'b2'),
+  attempt: fc.integer({ min: 0, max: 17 }),
+  price: fc.constantFrom(0, 1, PRICE, 7_777_777),
+  leaseMs: fc.constantFrom(500, 3000, 9000),
+  billingIntervalSec: fc.constantFrom(1, 3, 5)
+})
+
+const providerEvent: fc.Arbitrary<Timeless<ProviderEvent>> = fc.oneof(
+  { weight: 3, arbitrary: fc.tuple(fc.constantFrom(REQ, REQ, STRANGER), termsArb).map(([from, award]) => ({ type: 'award-received' as const, from, award })) },
+  { weight: 3, arbitrary: fc.constant({ type: 'accept-award' as const }) },
+  { weight: 1, arbitrary: fc.constant({ type: 'decline-award' as const }) },
+  { weight: 3, arbitrary: fc.constant({ type: 'inputs-fetched' as const }) },
+  { weight: 3, arbitrary: fc.constant({ type: 'started' as const }) },
+  { weight: 10, arbitrary: fc.constant({ type: 'tick' as const }) },
+  { weight: 1, arbitrary: fc.record({ exitCode: fc.constantFrom(-1, 0, 3, 256), gpuSeconds: fc.nat(1000) }).map((f) => ({ type: 'finished' as const, ...f })) },
+  { weight: 8, arbitrary: fc.record({ from: fc.constantFrom(REQ, REQ, REQ, STRANGER), cumulative: fc.nat(200_000), interval: fc.nat(40) })
+    .map((p) => ({ type: 'payment-received' as const, ...p })) },
+  { weight: 1, arbitrary: fc.constantFrom(REQ, STRANGER).map((from) => ({ type: 'cancel' as const, from })) },
+  { weight: 1, arbitrary: fc.integer({ min: -1, max: 10_000 }).map((noticeMs) => ({ type: 'preempt' as const, noticeMs })) },
+  { weight: 1, arbitrary: fc.constant({ type: 'requester-gone' as const }) }
+)
+
+const providerEvents = timed(providerEvent) as fc.Arbitrary<ProviderEvent[]>
+
+// ---------------------------------------------------------------------------------------------
+// Property checks: one run of events (chosen up front, or built from the state as it goes)
+// ---------------------------------------------------------------------------------------------
+
+/** Steps a requester job through `next(state, i)` until it returns undefined; checks every property on the way. */
+function checkRequesterRun (next: (s: RequesterJob, i: number) => RequesterEvent | undefined): { statuses: Set<string>, pays: number } {
+  let state = startRequesterJob(PROP_INIT, at(0)).state
+  const highest = new Map<number, number>()
+  const statuses = new Set<string>([state.status])
+  let pays = 0
+  for (let i = 0; ; i++) {
+    const event = next(state, i)
+    if (event === undefined) break
+    const t = stepR(state, event)
+    for (const e of t.effects) {
+      assert.ok(REQUESTER_EFFECTS.has(e.type), e.type)
+      if (e.type !== 'pay') continue
+      pays++
+      // the award paid existed before the event, with its run started
+      const award = state.award
+      assert.ok(award !== undefined && award.attempt === e.attempt && award.runStartedAt !== undefined, 'pays only a running award')
+      const bound = requesterCommitBound(award.price, t.state.config.gpus, t.state.config.billingIntervalMs, t.state.now - award.runStartedAt)
+      assert.ok(e.cumulative <= bound, `pay ${e.cumulative} > bound ${bound}`)
+      assert.ok(e.cumulative >= (highest.get(e.attempt) ?? 0), 'cumulative never goes down')
+      highest.set(e.attempt, e.cumulative)
+    }
+    if (isFinalR(state.status)) assert.equal(t.state, state, 'a final state never changes')
+    assert.ok(t.state.now >= state.now, 'time never runs backwards')
+    state = t.state
+    statuses.add(state.status)
+  }
+  return { statuses, pays }
+}
+
+/** Steps a provider job through `next(state, i)`; checks every property on the way. */
+function checkProviderRun (next: (s: ProviderJob, i: number) => ProviderEvent | undefined): { statuses: Set<string>, paidRunning: number } {
+  let state = startProviderJob({ job: JOB, requester: REQ, bid: 'b1', gpus: 2, offerExpiresAt: at(30_000) }, at(0)).state
+  const statuses = new Set<string>([state.status])
+  let bestCumulative = 0
+  let bestInterval = 0
+  let paidRunning = 0
+  for (let i = 0; ; i++) {
+    const event = next(state, i)
+    if (event === undefined) break
+    const t = stepP(state, event)
+    for (const e of t.effects) assert.ok(PROVIDER_EFFECTS.has(e.type), e.type)
+    if (event?.type === 'payment-received' && !t.effects.some((e) => e.type === 'ignored')) {
+      bestCumulative = Math.max(bestCumulative, event.cumulative)
+      bestInterval = Math.max(bestInterval, event.interval)
+    }
+    const s = t.state
+    if (s.status === 'running' && s.startedAt !== undefined && s.award !== undefined) {
+      // every interval whose end plus the grace has passed must be paid (interval k is due at
+      // startedAt + k × interval, within the grace), so unpaid work stays under one interval plus the grace
+      const intervalMs = s.award.billingIntervalSec * 1000
+      const graceMs = paymentGraceMs(intervalMs)
+      const mustBePaid = Math.floor((s.now - s.startedAt - graceMs) / intervalMs)
+      if (mustBePaid > 0) {
+        paidRunning++
+        assert.ok(bestInterval >= mustBePaid, `running at +${s.now - s.startedAt} ms with ${bestInterval} intervals claimed`)
+        assert.ok(bestCumulative >= intervalsCharge(s.award.price, s.gpus, intervalMs, mustBePaid), 'running with more than one interval plus the grace unpaid')
+      }
+      assert.ok(s.now - s.startedAt - s.paid.intervals * intervalMs < intervalMs + graceMs, 'unpaid work under one interval plus the grace')
+    }
+    if (isFinalP(state.status)) assert.equal(t.state, state, 'a final state never changes')
+    state = s
+    statuses.add(state.status)
+  }
+  return { statuses, paidRunning }
+}
+
+/** A guided step: which event, whether it fits the state, how much time passes, and two free numbers. */
+interface Choice { kind: number, fits: boolean, gap: number, a: number, b: number }
+
+const choices = fc.array(fc.record({
+  kind: fc.nat(999),
+  fits: fc.nat(9).map((n) => n < 8),
+  gap: fc.oneof({ weight: 10, arbitrary: fc.integer({ min: 0, max: 1500 }) }, { weight: 1, arbitrary: fc.integer({ min: -1000, max: 12_000 }) }),
+  a: fc.nat(1_000_000),
+  b: fc.nat(1_000_000)
+}), { minLength: 10, maxLength: 200, size: 'max' })
+
+/** Pick an event type by weight with `kind` (0–999). */
+function pick<T extends string> (weights: ReadonlyArray<readonly [T, number]>, kind: number): T {
+  const total = weights.reduce((sum, [, w]) => sum + w, 0)
+  let k = kind % total
+  for (const [type, w] of weights) {
+    if (k < w) return type
+    k -= w
+  }
+  return (weights[0] as readonly [T, number])[0]
+}
+
+const REQUESTER_MIX = [
+  ['bid-received', 48], ['bidding-closed', 32], ['award-accepted', 40], ['award-declined', 3], ['heartbeat', 100], ['tick', 80],
+  ['receipt-received', 32], ['verification-done', 32], ['payment-sent', 32], ['cancel', 2], ['preempted-notice', 3]
+] as const
+const STATUS_MIX: JobState[] = [...jobStates, ...Array<JobState>(24).fill('running')]
+
+/** An event for `s`: fitting it (the right provider, the next seq, a bid received, the amount due) when `c.fits`. */
+function guidedRequesterEvent (s: RequesterJob, c: Choice, i: number, now: number, setNow: (t: number) => void): RequesterEvent {
+  const a = s.award
+  const provider = c.fits && a !== undefined ? a.provider : PROVIDERS[c.a % 3] as string
+  switch (pick(REQUESTER_MIX, c.kind)) {
+    case 'bid-received':
+      return c.fits ? { type: 'bid-received', now, bid: `b-${i}`, provider: PROVIDERS[c.a % 3] as string } : { type: 'bid-received', now, ...bidOf(c.a % 4) }
+    case 'bidding-closed': {
+      const bids = s.auction.bids
+      const winner = c.fits ? bids[c.a % Math.max(1, bids.length)] : bidOf(c.a % 4)
+      const round = c.fits ? s.auction.round : c.b % 3
+      return winner === undefined || c.b % 10 === 0 ? { type: 'bidding-closed', now, round } : { type: 'bidding-closed', now, round, winner: { ...winner, price: c.b * 10 } }
+    }
+    case 'award-accepted': return { type: 'award-accepted', now, provider }
+    case 'award-declined': return { type: 'award-declined', now, provider }
+    case 'heartbeat': {
+      const seq = c.fits ? (a?.lastSeq ?? 0) + 1 : c.b % 50
+      return { type: 'heartbeat', now, provider, seq, state: STATUS_MIX[c.a % STATUS_MIX.length] as JobState, gpuSeconds: c.b % 1000 }
+    }
+    case 'tick': {
+      const due = nextRequesterDeadline(s)
+      // now and then, jump straight to the next deadline (rarely to one that ends the attempt)
+      const fatal = due?.kind === 'expiry' || due?.kind === 'no-show' || due?.kind === 'lease' || due?.kind === 'timeout'
+      const jump = c.fits && c.a % 3 === 0 && due !== undefined && due.at > now && (!fatal || c.b % 10 === 0)
+      if (jump) setNow(due.at)
+      return { type: 'tick', now: jump ? due.at : now }
+    }
+    case 'receipt-received':
+      return { type: 'receipt-received', now, provider, exitCode: c.a % 10 === 0 ? -1 : 0, gpuSeconds: c.b % 100_000, outputsValid: c.a % 5 !== 0 }
+    case 'verification-done': return { type: 'verification-done', now, ok: c.a % 5 !== 0 }
+    case 'payment-sent': return { type: 'payment-sent', now, cumulative: c.fits ? a?.due?.cumulative ?? a?.committed ?? 0 : c.b }
+    case 'cancel': return { type: 'cancel', now }
+    case 'preempted-notice': return { type: 'preempted-notice', now, provider, noticeMs: c.b % 10_000 }
+  }
+}
+
+const PROVIDER_MIX = [
+  ['award-received', 20], ['accept-award', 20], ['decline-award', 2], ['inputs-fetched', 20], ['started', 20], ['tick', 100],
+  ['finished', 8], ['payment-received', 100], ['cancel', 1], ['preempt', 2], ['requester-gone', 1]
+] as const
+
+/** An event for `s`: fitting it (the requester, our bid, honest or slightly short payments) when `c.fits`. */
+function guidedProviderEvent (s: ProviderJob, c: Choice, now: number, setNow: (t: number) => void): ProviderEvent {
+  const from = c.fits ? REQ : STRANGER
+  switch (pick(PROVIDER_MIX, c.kind)) {
+    case 'award-received': {
+      const award: AwardTerms = {
+        award: 'bafyreiaward',
+        bid: c.fits ? 'b1' : 'b2',
+        attempt: 1 + c.a % 16,
+        price: [0, 1, PRICE, 7_777_777][c.b % 4] as number,
+        leaseMs: c.fits ? [3000, 9000][c.a % 2] as number : 1,
+        billingIntervalSec: [2, 5, 10][c.b % 3] as number
+      }
+      return { type: 'award-received', now, from, award }
+    }
+    case 'accept-award': return { type: 'accept-award', now }
+    case 'decline-award': return { type: 'decline-award', now }
+    case 'inputs-fetched': return { type: 'inputs-fetched', now }
+    case 'started': return { type: 'started', now }
+    case 'tick': {
+      const due = nextProviderDeadline(s)
+      // now and then, jump straight to the next deadline (rarely to the bid's expiry)
+      const jump = c.fits && c.a % 3 === 0 && due !== undefined && due.at > now && (due.kind !== 'offer' || c.b % 10 === 0)
+      if (jump) setNow(due.at)
+      return { type: 'tick', now: jump ? due.at : now }
+    }
+    case 'finished': {
+      const ran = s.startedAt === undefined ? 0 : Math.max(0, Math.ceil((now - s.startedAt) / 1000))
+      return { type: 'finished', now, exitCode: [0, 0, 0, 1, -1][c.a % 5] as number, gpuSeconds: c.fits ? s.gpus * ran : c.b % 1000 }
+    }
+    case 'payment-received': {
+      const terms = s.award
+      if (!c.fits || terms === undefined || s.startedAt === undefined) return { type: 'payment-received', now, from, cumulative: c.b % 200_000, interval: c.a % 40 }
+      const intervalMs = terms.billingIntervalSec * 1000
+      const k = Math.max(0, Math.floor((now - s.startedAt) / intervalMs) - c.a % 2)
+      const owed = s.status === 'completed' && s.finished !== undefined ? Math.max(s.paid.cumulative, s.finished.owed) : intervalsCharge(terms.price, s.gpus, intervalMs, k)
+      return { type: 'payment-received', now, from, cumulative: Math.max(0, owed - (c.b % 7 === 0 ? 1 : 0)), interval: k }
+    }
+    case 'cancel': return { type: 'cancel', now, from }
+    case 'preempt': return { type: 'preempt', now, noticeMs: c.b % 5000 }
+    case 'requester-gone': return { type: 'requester-gone', now }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Two machines over a wire with latency: effects of one become the other's events
+// ---------------------------------------------------------------------------------------------
+
+interface WireOptions {
+  runMs: number
+  latencyMs?: number
+  /** The requester's payments stop leaving after this many ms. */
+  requesterSilentAfter?: number
+}
+
+interface WireResult {
+  requester: RequesterJob
+  provider: ProviderJob
+  paidByRequester: number
+  failures: Array<{ subject: string, reason: string }>
+}
+
+function wire (options: WireOptions): WireResult {
+  const latency = options.latencyMs ?? 40
+  type Queued = { at: number, seq: number } & ({ to: 'r', event: RequesterEvent } | { to: 'p', event: ProviderEvent })
+  const queue: Queued[] = []
+  let seq = 0
+  const toR = (t: number, event: Timeless<RequesterEvent>): void => { queue.push({ at: t, seq: seq++, to: 'r', event: { ...event, now: t } as RequesterEvent }) }
+  const toP = (t: number, event: Timeless<ProviderEvent>): void => { queue.push({ at: t, seq: seq++, to: 'p', event: { ...event, now: t } as ProviderEvent }) }
+  const init: RequesterJobInit = { ...INIT, expiresAt: at(3_600_000), maxRuntimeSec: 3600 }
+  const r0 = startRequesterJob(init, at(0))
+  let requester = r0.state
+  let provider = startProviderJob({ job: JOB, requester: REQ, bid: 'b1', gpus: 2, offerExpiresAt: at(60_000) }, at(latency)).state
+  let paidByRequester = 0
+  const failures: Array<{ subject: string, reason: string }> = []
+
+  const onRequester = (t: number, effects: RequesterEffect[]): void => {
+    for (const e of effects) {
+      switch (e.type) {
+        case 'publish-job': toR(t + 2 * latency, { type: 'bid-received', bid: 'b1', provider: P1 }); break
+        case 'close-auction': toR(t, { type: 'bidding-closed', winner: { bid: 'b1', provider: P1, price: PRICE } }); break
+        case 'send-award':
+          toP(t + latency, {
+            type: 'award-received',
+            from: REQ,
+            award: { award: 'bafyreiaward', bid: e.bid, attempt: e.attempt, price: e.price, leaseMs: e.leaseMs, billingIntervalSec: e.billingIntervalSec }
+          })
+          break
+        case 'wake': toR(e.at, { type: 'tick' }); break
+        case 'verify': toR(t + 100, { type: 'verification-done', ok: true }); break
+        case 'pay':
+          if (options.requesterSilentAfter !== undefined && t - at(0) > options.requesterSilentAfter) break
+          paidByRequester = e.cumulative
+          toR(t, { type: 'payment-sent', cumulative: e.cumulative })
+          toP(t + latency, { type: 'payment-received', from: REQ, cumulative: e.cumulative, interval: e.interval })
+          break
+        case 'cancel': toP(t + latency, { type: 'cancel', from: REQ }); break
+        case 'record-failure': failures.push({ subject: e.subject, reason: e.reason }); break
+        default: break
+      }
+    }
+  }
+  const onProvider = (t: number, effects: ProviderEffect[]): void => {
+    for (const e of effects) {
+      switch (e.type) {
+        case 'review-award': toP(t, { type: 'accept-award' }); break
+        case 'respond-award': if (e.decision === 'accept') toR(t + latency, { type: 'award-accepted', provider: P1 }); break
+        case 'fetch-inputs': toP(t + 500, { type: 'inputs-fetched' }); break
+        case 'start-job':
+          toP(t, { type: 'started' })
+          toP(t + options.runMs, { type: 'finished', exitCode: 0, gpuSeconds: 2 * Math.ceil(options.runMs / 1000) })
+          break
+        case 'heartbeat': toR(t + latency, { type: 'heartbeat', provider: P1, seq: e.seq, state: e.state, gpuSeconds: e.gpuSeconds }); break
+        case 'send-receipt': toR(t + latency + 200, { type: 'receipt-received', provider: P1, exitCode: e.exitCode, gpuSeconds: e.gpuSeconds, outputsValid: true }); break
+        case 'notify-preemption': toR(t + latency, { type: 'preempted-notice', provider: P1, noticeMs: e.noticeMs }); break
+        case 'wake': toP(e.at, { type: 'tick' }); break
+        case 'record-failure': failures.push({ subject: e.subject, reason: e.reason }); break
+        default: break
+      }
+    }
+  }
+
+  onRequester(at(0), r0.effects)
+  for (let i = 0; i < 10_000 && queue.length > 0; i++) {
+    queue.sort((a, b) => a.at - b.at || a.seq - b.seq)
+    const next = queue.shift() as Queued
+    if (next.to === 'r') {
+      if (isFinalR(requester.status) && next.event.type === 'tick') continue
+      const t = stepR(requester, next.event)
+      requester = t.state
+      onRequester(next.at, t.effects)
+    } else {
+      if (isFinalP(provider.status) && next.event.type === 'tick') continue
+      const t = stepP(provider, next.event)
+      provider = t.state
+      onProvider(next.at, t.effects)
+    }
+    if (isFinalR(requester.status) && isFinalP(provider.status)) break
+  }
+  return { requester, provider, paidByRequester, failures }
+}
