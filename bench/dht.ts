@@ -28,6 +28,7 @@ import type { Daemon } from '../node/daemon.js'
 import { capabilityKeyCid, lookupKeyFor, type ProviderQuery } from '../protocol/index.js'
 import { startDaemon, waitForAnnouncements, type NodeSpec, type TestNetwork } from '../test/helpers/network.js'
 import { IDLE_RSS_TARGET_MB, cleanupNow, idleOptionsFromEnv, runIdle, tempRoots, type IdleRow } from './dht-idle.js'
+import { CATALOG } from '../test/helpers/catalog.js'
 
 const SIZES = (process.env.BENCH_NODES ?? '20,50').split(',').map((s) => Number(s.trim())).filter((n) => n > 0)
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 100)
@@ -43,37 +44,6 @@ const PROVIDE_TIMEOUT_MS = 30_000
 // ---------------------------------------------------------------------------------------------
 // the network: providers cycling through a fixed catalog of GPUs and regions
 // ---------------------------------------------------------------------------------------------
-
-const H100 = 'NVIDIA H100 80GB HBM3:81559'
-const A100_40 = 'NVIDIA A100-SXM4-40GB:40960'
-const A100_80 = 'NVIDIA A100-SXM4-80GB:81920'
-const L40S = 'NVIDIA L40S:46068'
-const RTX4090 = 'NVIDIA GeForce RTX 4090:24564'
-const T4 = 'Tesla T4:15360'
-
-/** As test/integration/discovery.test.ts: 19 sellers and one node that sells nothing. */
-const CATALOG: NodeSpec[] = [
-  { region: 'eu-west', gpus: [`${H100}x8`] },
-  { region: 'eu-west', gpus: [`${A100_40}x4`] },
-  { region: 'eu-north', gpus: [`${L40S}x2`] },
-  { region: 'eu-north', gpus: [`${RTX4090}x4`] },
-  { region: 'eu', gpus: [T4] },
-  { region: 'us-east', gpus: [`${H100}x4`] },
-  { region: 'us-east', gpus: [`${A100_80}x8`] },
-  { region: 'us-west', gpus: [`${RTX4090}x2`] },
-  { region: 'us-west', gpus: [`${T4}x4`] },
-  { region: 'us-central', gpus: [L40S] },
-  { region: 'ap-south', gpus: [`${A100_40}x2`] },
-  { region: 'ap-south', gpus: [RTX4090] },
-  { region: 'ap-east', gpus: [`${H100}x2`] },
-  { region: 'ap-east', gpus: [T4, RTX4090] },
-  { region: 'sa-east', gpus: [`${L40S}x4`] },
-  { region: 'sa-east', gpus: [A100_80] },
-  { region: 'af-south', gpus: [T4] },
-  { region: 'me-central', gpus: [`${H100}x8`] },
-  { region: 'eu-west', gpus: [RTX4090, L40S] },
-  { region: 'us-east', sell: false, gpus: [H100] }
-]
 
 const specsFor = (n: number): NodeSpec[] => Array.from({ length: n }, (_, i) => CATALOG[i % CATALOG.length] as NodeSpec)
 
