@@ -32,7 +32,10 @@ interface Proc { name: string, dataDir: string, child: ChildProcess, lines: stri
 const say = (text: string): void => { process.stdout.write(`${text}\n`) }
 
 function launch (name: string, dataDir: string, args: string[]): Proc {
-  const child = spawn(process.execPath, [BIN, ...args, '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'pipe'] })
+  // own process group: a terminal's Ctrl+C reaches the demo only, which then stops each daemon once
+  // (a daemon that got SIGINT from the terminal and SIGTERM from the demo would exit without cleanup)
+  const child = spawn(process.execPath, [BIN, ...args, '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+  process.once('exit', () => { if (child.exitCode === null) child.kill('SIGKILL') })
   const proc: Proc = { name, dataDir, child, lines: [], stderr: '' }
   child.stdout?.setEncoding('utf8').on('data', (d: string) => { proc.lines.push(...d.split('\n').filter((l) => l !== '')) })
   child.stderr?.setEncoding('utf8').on('data', (d: string) => { proc.stderr = (proc.stderr + d).slice(-4000) })
