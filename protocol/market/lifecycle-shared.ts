@@ -224,3 +224,41 @@ export function isId (s: unknown): s is string {
 export function isCount (n: unknown): n is number {
   return typeof n === 'number' && Number.isSafeInteger(n) && n >= 0
 }
+
+// ---------------------------------------------------------------------------------------------
+// The reducer skeleton both machines share
+// ---------------------------------------------------------------------------------------------
+
+/** What a machine supplies to `reduceMachine`. */
+export interface MachineSpec<S extends Timed & { status: string }, V extends { type: string, now: unknown }, E, K extends string> {
+  final: ReadonlySet<string>
+  nextDeadline: (s: S) => Deadline<K> | undefined
+  onDeadline: (s: S, d: Deadline<K>, now: number) => Transition<S, E>
+  handle: (s: S, e: V, now: number) => Transition<S, E>
+}
+
+/**
+ * Apply one event: first every deadline due by `event.now`, oldest first, then the event, then any
+ * deadline the event made due, and ask for a wake at the next one. Never throws; an event that does
+ * not apply returns the very same state with an `ignored` effect.
+ */
+export function reduceMachine<S extends Timed & { status: string }, V extends { type: string, now: unknown }, E extends { type: string }, K extends string> (
+  spec: MachineSpec<S, V, E, K>,
+  state: S,
+  event: V
+): Transition<S, E | WakeEffect | IgnoredEffect> {
+  if (event == null || !isTime(event.now)) return ignore(state, 'event without a valid time')
+  if (spec.final.has(state.status)) return ignore(state, `job is ${state.status}`)
+  const now = Math.max(state.now, event.now)
+  const timed = { ...state, now }
+  const before = advanceDeadlines(timed, now, spec.nextDeadline, spec.onDeadline)
+  const handled = spec.handle(before.state, event, now)
+  // nothing was due and the event did not apply: the state is returned untouched
+  if (before.state === timed && handled.state === timed && handled.effects.some((e) => e.type === 'ignored')) {
+    return { state, effects: handled.effects }
+  }
+  const after = advanceDeadlines(handled.state, now, spec.nextDeadline, spec.onDeadline)
+  const effects: Array<E | WakeEffect> = [...before.effects, ...handled.effects, ...after.effects]
+  return { state: scheduleWake(after.state, spec.nextDeadline(after.state)?.at, effects), effects }
+}
+

@@ -33,7 +33,7 @@
 import type { JobState } from '../messages/award.js'
 import {
   HEARTBEATS_PER_LEASE,
-  advanceDeadlines, assertIntIn, paymentGraceMs, billedGpus, chargeFor, earliest, finalStatuses, ignore, intervalsPaidBy, isCount, isId, isTime, scheduleWake,
+  advanceDeadlines, assertIntIn, reduceMachine, paymentGraceMs, billedGpus, chargeFor, earliest, finalStatuses, ignore, intervalsPaidBy, isCount, isId, isTime, scheduleWake,
   type Deadline, type EvidenceRef, type IgnoredEffect, type RecordFailureEffect, type Transition, type TransitionTable, type WakeEffect
 } from './lifecycle-shared.js'
 
@@ -178,17 +178,7 @@ export function isProviderFinal (status: ProviderStatus): boolean {
  * throws; an event that does not apply returns the state unchanged with an `ignored` effect.
  */
 export function reduceProvider (state: ProviderJob, event: ProviderEvent): ProviderTransition {
-  if (event == null || !isTime(event.now)) return ignore(state, 'event without a valid time')
-  if (FINAL.has(state.status)) return ignore(state, `job is ${state.status}`)
-  const now = Math.max(state.now, event.now)
-  const timed = { ...state, now }
-  const before = advance(timed, now)
-  const handled = handle(before.state, event, now)
-  // nothing was due and the event did not apply: the state is returned untouched
-  if (before.state === timed && handled.state === timed && handled.effects.some((e) => e.type === 'ignored')) {
-    return { state, effects: handled.effects }
-  }
-  return finish(handled.state, [...before.effects, ...handled.effects], now)
+  return reduceMachine({ final: FINAL, nextDeadline: nextProviderDeadline, onDeadline, handle }, state, event) as ProviderTransition
 }
 
 function finish (state: ProviderJob, effects: ProviderEffect[], now: number): ProviderTransition {

@@ -44,7 +44,7 @@ import type { JobRequest } from '../messages/job-request.js'
 import { jobStates, type JobState } from '../messages/award.js'
 import {
   AWARD_ATTEMPT_LIMIT, DEFAULT_BILLING_INTERVAL_SEC, DEFAULT_LEASE_MS, MAX_FAILED_ATTEMPTS,
-  advanceDeadlines, assertIntIn, billedGpus, ceilSeconds, chargeFor, earliest, finalStatuses, ignore, intervalsCharge,
+  advanceDeadlines, assertIntIn, reduceMachine, billedGpus, ceilSeconds, chargeFor, earliest, finalStatuses, ignore, intervalsCharge,
   isCount, isId, isTime, scheduleWake,
   type Deadline, type EvidenceRef, type IgnoredEffect, type RecordFailureEffect, type Transition, type TransitionTable, type WakeEffect
 } from './lifecycle-shared.js'
@@ -286,17 +286,7 @@ export function isRequesterFinal (status: RequesterStatus): boolean {
  * throws; an event that does not apply returns the state unchanged with an `ignored` effect.
  */
 export function reduceRequester (state: RequesterJob, event: RequesterEvent): RequesterTransition {
-  if (event == null || !isTime(event.now)) return ignore(state, 'event without a valid time')
-  if (FINAL.has(state.status)) return ignore(state, `job is ${state.status}`)
-  const now = Math.max(state.now, event.now)
-  const timed = { ...state, now }
-  const before = advance(timed, now)
-  const handled = handle(before.state, event, now)
-  // nothing was due and the event did not apply: the state is returned untouched
-  if (before.state === timed && handled.state === timed && handled.effects.some((e) => e.type === 'ignored')) {
-    return { state, effects: handled.effects }
-  }
-  return finish(handled.state, [...before.effects, ...handled.effects], now)
+  return reduceMachine({ final: FINAL, nextDeadline: nextRequesterDeadline, onDeadline, handle }, state, event) as RequesterTransition
 }
 
 /** Handle deadlines the event made due at once, then ask for a wake at the next one. */
