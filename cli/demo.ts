@@ -42,10 +42,18 @@ function launch (name: string, dataDir: string, args: string[]): Proc {
   return proc
 }
 
+/** Set by Ctrl+C: every wait below gives up at once, and the network is stopped. */
+let interrupted = false
+
+class Interrupted extends Error {}
+
+const exited = (proc: Proc): boolean => proc.child.exitCode !== null || proc.child.signalCode !== null
+
 async function ready (proc: Proc, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (!proc.lines.some((l) => l.includes('press Ctrl+C to stop'))) {
-    if (proc.child.exitCode !== null) throw new UsageError(`${proc.name} exited with ${proc.child.exitCode}: ${proc.stderr.trim().split('\n').at(-1) ?? ''}`)
+    if (interrupted) throw new Interrupted()
+    if (exited(proc)) throw new UsageError(`${proc.name} exited (${proc.child.exitCode ?? proc.child.signalCode}): ${proc.stderr.trim().split('\n').at(-1) ?? ''}`)
     if (Date.now() > deadline) throw new UsageError(`${proc.name} did not start within ${timeoutMs / 1000} s`)
     await new Promise((r) => setTimeout(r, 50))
   }
@@ -55,6 +63,7 @@ async function announced (proc: Proc, timeoutMs = 120_000): Promise<StatusInfo> 
   const api = await ApiClient.fromDataDir(proc.dataDir)
   const deadline = Date.now() + timeoutMs
   for (;;) {
+    if (interrupted) throw new Interrupted()
     const status = await api.get<StatusInfo>('/v1/status')
     if (status.capabilityKeys.length > 0 && status.capabilityKeys.every((k) => k.provided)) return status
     if (Date.now() > deadline) throw new UsageError(`${proc.name} could not announce its capability keys`)
@@ -64,11 +73,11 @@ async function announced (proc: Proc, timeoutMs = 120_000): Promise<StatusInfo> 
 
 async function stopAll (procs: Proc[]): Promise<void> {
   await Promise.all(procs.map(async (p) => {
-    if (p.child.exitCode !== null || p.child.signalCode !== null) return
-    const exited = new Promise((r) => p.child.once('exit', r))
+    if (exited(p)) return
+    const gone = new Promise((r) => p.child.once('exit', r))
     p.child.kill('SIGTERM')
     const timer = setTimeout(() => p.child.kill('SIGKILL'), 10_000)
-    await exited
+    await gone
     clearTimeout(timer)
   }))
 }
@@ -80,7 +89,7 @@ export async function demoCommand (command: Command): Promise<void> {
   const root = resolve(opts.dir)
   await mkdir(root, { recursive: true })
   const procs: Proc[] = []
-  let interrupted = false
+  interrupted = false
   const onSignal = (): void => { interrupted = true }
   process.on('SIGINT', onSignal)
   process.on('SIGTERM', onSignal)
@@ -128,7 +137,7 @@ export async function demoCommand (command: Command): Promise<void> {
     let lastSummary = Date.now()
     while (!interrupted && Date.now() < until) {
       await new Promise((r) => setTimeout(r, 200))
-      const dead = procs.find((p) => p.child.exitCode !== null)
+      const dead = procs.find(exited)
       if (dead !== undefined) throw new UsageError(`${dead.name} exited unexpectedly: ${dead.stderr.trim().split('\n').at(-1) ?? ''}`)
       if (Date.now() - lastSummary >= 15_000) {
         lastSummary = Date.now()
@@ -136,6 +145,8 @@ export async function demoCommand (command: Command): Promise<void> {
         say(`${new Date().toISOString().slice(11, 19)}  connections per process: ${procs.map((p, i) => `${p.name} ${peers[i]}`).join(', ')}`)
       }
     }
+  } catch (err) {
+    if (!(err instanceof Interrupted)) throw err
   } finally {
     process.off('SIGINT', onSignal)
     process.off('SIGTERM', onSignal)

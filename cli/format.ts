@@ -3,10 +3,12 @@ import { toString as toHex } from 'uint8arrays/to-string'
 
 /** JSON for people and scripts: CIDs as strings, bytes as hex. */
 export function toJson (value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => {
-    const cid = CID.asCID(v)
+  // read the holder's raw value: JSON.stringify has already called CID.toJSON on `v`
+  return JSON.stringify(value, function (this: Record<string, unknown>, key: string, v: unknown) {
+    const raw = this[key]
+    const cid = CID.asCID(raw)
     if (cid != null) return cid.toString()
-    if (v instanceof Uint8Array) return toHex(v, 'base16')
+    if (raw instanceof Uint8Array) return toHex(raw, 'base16')
     return v
   }, 2)
 }

@@ -10,8 +10,8 @@ import type { Command } from 'commander'
 import { identityPath, loadOrCreateIdentity } from '../crypto/index.js'
 import { capabilityKeyCid, capabilityKeys, openMessage, sealMessage } from '../protocol/index.js'
 import { buildCapabilityAd, declaredGpuInfos } from '../node/capability-ad.js'
-import { CONFIG_FILE } from '../node/config/load.js'
-import { configSchema } from '../node/config/schema.js'
+import { CONFIG_FILE, resolveConfig } from '../node/config/load.js'
+import { flagLayers } from './config-flags.js'
 import { GpuDetectionError, detectGpus, toGpuInfo } from '../node/gpu/nvidia-smi.js'
 import { configOf, dataDirOf } from './context.js'
 import { toJson } from './format.js'
@@ -30,7 +30,8 @@ export async function initCommand (command: Command): Promise<void> {
   const { identity, created } = await loadOrCreateIdentity(dataDir)
   const configPath = join(dataDir, CONFIG_FILE)
   const configCreated = !(await exists(configPath))
-  if (configCreated) await writeFile(configPath, `${JSON.stringify(configSchema.parse({}), null, 2)}\n`, { mode: 0o644 })
+  // the defaults, with whatever the init flags set (--region, --declare-gpu, …)
+  if (configCreated) await writeFile(configPath, `${JSON.stringify(resolveConfig(flagLayers(command)), null, 2)}\n`, { mode: 0o644 })
   const config = await configOf(command)
   const out: Record<string, unknown> = { peerId: identity.peerId, identityFile: identityPath(dataDir), created, configFile: configPath, configCreated }
 

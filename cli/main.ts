@@ -87,7 +87,7 @@ export async function main (argv: string[]): Promise<number> {
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2
     if (KNOWN_ERRORS.some((E) => err instanceof E)) {
       const message = (err as Error).message
-      process.stderr.write(`gpumesh: ${message.includes('\n') ? `invalid configuration:\n  ${message.split('\n').join('\n  ')}` : message}\n`)
+      process.stderr.write(`gpumesh: ${err instanceof ConfigError && message.includes('\n') ? `invalid configuration:\n  ${message.split('\n').join('\n  ')}` : message}\n`)
       return 1
     }
     throw err

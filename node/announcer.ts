@@ -34,7 +34,24 @@ export class Announcer {
   private stopped = false
   private readonly controller = new AbortController()
 
-  constructor (private readonly node: GpumeshLibp2p, private readonly log: Logger, private readonly metrics?: NodeMetrics) {}
+  constructor (
+    private readonly node: GpumeshLibp2p,
+    private readonly log: Logger,
+    private readonly metrics?: NodeMetrics,
+    /** Remembers the announced set, so a node that died without withdrawing cleans up at its next start. */
+    private readonly remember?: (keys: readonly string[]) => Promise<void>
+  ) {}
+
+  /**
+   * Stop re-providing keys a previous run announced and this one does not want. kad-dht keeps our
+   * own provider records in the persistent peer store and re-announces them, so after a crash or a
+   * change of region or GPUs the old keys would otherwise live on.
+   */
+  async forgetStale (previous: readonly string[], wanted: readonly string[]): Promise<void> {
+    const keep = new Set(wanted)
+    for (const key of previous) if (!keep.has(key)) await this.withdrawOne(key, capabilityKeyCid(key))
+    await this.remember?.(wanted)
+  }
 
   /** Announce exactly `keys` from now on: withdraw the others, provide the new ones. */
   async set (keys: readonly string[]): Promise<void> {
@@ -46,6 +63,7 @@ export class Announcer {
       }
     }
     for (const key of wanted) if (!this.keys.has(key)) this.keys.set(key, { cid: capabilityKeyCid(key), provided: false })
+    await this.remember?.([...this.keys.keys()])
     this.kick()
   }
 

@@ -71,6 +71,7 @@ export interface StatusInfo {
 
 /** Re-sign the ad when half its lifetime is gone, so peers never fetch an expired one. */
 const AD_REFRESH_FRACTION = 0.5
+const AD_RETRY_MS = 60_000
 
 export class Daemon {
   private readonly log: Logger
@@ -129,8 +130,14 @@ export class Daemon {
         throw new DaemonError('START_FAILED', `libp2p did not start: ${message}`, { cause: err })
       }
       const log = options.loggers.forComponent('dht')
-      const daemon = new Daemon(options, identity, node, store, datastore, metrics, new Announcer(node, log, metrics))
-      await daemon.afterStart()
+      const announcer = new Announcer(node, log, metrics, async (keys) => { await store.setAnnouncedKeys(keys) })
+      const daemon = new Daemon(options, identity, node, store, datastore, metrics, announcer)
+      try {
+        await daemon.afterStart()
+      } catch (err) {
+        await daemon.stop().catch(() => {})
+        throw err
+      }
       return daemon
     } catch (err) {
       await Promise.resolve(node?.stop()).catch(() => {})
@@ -149,12 +156,15 @@ export class Daemon {
     this.node.addEventListener('peer:disconnect', () => { this.metrics.connectedPeers.set(this.node.getConnections().length) })
     this.node.services.capability.currentAd = () => this.ad?.bytes
     this.log.info('started', { peerId: this.identity.peerId, role, addresses: this.addresses() })
-    if (role === 'node' && config.provider.sell) await this.sell()
+    // the API first: if its port is taken, fail before announcing anything
     if (this.options.api !== false) await this.startApi()
+    const previous = await this.store.announcedKeys()
+    if (role === 'node' && config.provider.sell) await this.sell(previous)
+    else await this.announcer.forgetStale(previous, [])
   }
 
   /** Detect and declare GPUs, sign the ad, announce the capability keys. */
-  private async sell (): Promise<void> {
+  private async sell (previouslyAnnounced: readonly string[]): Promise<void> {
     const { provider } = this.options.config
     let detected: GpuInfo[] = []
     if (provider.detectGpus) {
@@ -173,13 +183,20 @@ export class Daemon {
     this.metrics.sellingGpus.set(this.gpus.length)
     if (this.gpus.length === 0) {
       this.log.warn('nothing to sell: no GPU detected and none declared (provider.gpus in config.json, or GPUMESH_GPUS)')
+      await this.announcer.forgetStale(previouslyAnnounced, [])
       return
     }
+    if (this.gpus.length > 64) {
+      throw new DaemonError('START_FAILED', `${this.gpus.length} GPUs detected and declared; a capability ad holds at most 64`)
+    }
     await this.signAd()
-    await this.announcer.set(capabilityKeys({ gpus: this.gpus, region: provider.region }))
+    const keys = capabilityKeys({ gpus: this.gpus, region: provider.region })
+    await this.announcer.forgetStale(previouslyAnnounced, keys)
+    await this.announcer.set(keys)
   }
 
   private async signAd (): Promise<void> {
+    if (this.stopping !== undefined) return
     const now = this.now()
     const ad: CapabilityAd = buildCapabilityAd({
       provider: this.options.config.provider,
@@ -189,11 +206,21 @@ export class Daemon {
       addrs: this.addresses(),
       now
     })
+    if (this.stopping !== undefined) return
     this.ad = sealMessage(this.identity, 'capability-ad', ad)
     this.log.info('capability ad signed', { cid: this.ad.cid.toString(), gpus: this.gpus.length, seq: ad.seq })
+    this.scheduleRefresh(Math.floor(this.options.config.provider.adTtlMs * AD_REFRESH_FRACTION))
+  }
+
+  /** Re-sign later; a failed refresh retries after a minute, so one bad write cannot let the ad expire. */
+  private scheduleRefresh (delayMs: number): void {
     clearTimeout(this.refreshTimer)
-    this.refreshTimer = setTimeout(() => { void this.signAd().catch((err) => { this.log.error('re-signing the ad failed', { error: err }) }) },
-      Math.floor(this.options.config.provider.adTtlMs * AD_REFRESH_FRACTION))
+    this.refreshTimer = setTimeout(() => {
+      this.signAd().catch((err: unknown) => {
+        this.log.error('re-signing the ad failed; retrying in a minute', { error: err })
+        if (this.stopping === undefined) this.scheduleRefresh(AD_RETRY_MS)
+      })
+    }, delayMs)
     this.refreshTimer.unref()
   }
 
@@ -239,18 +266,25 @@ export class Daemon {
   private async startApi (): Promise<void> {
     const { dataDir, config } = this.options
     const token = await ensureApiToken(dataDir)
-    this.api = await startApiServer({
-      host: config.api.host,
-      port: config.api.port,
-      token,
-      metrics: this.metrics,
-      log: this.options.loggers.forComponent('api'),
-      routes: {
-        '/v1/status': async () => this.status(),
-        '/v1/peers': async () => this.peers(),
-        '/v1/providers': async (query, signal) => await this.findProviders(parseProviderQuery(query), { signal, timeoutMs: numberParam(query, 'timeoutMs', 1, 120_000) })
+    try {
+      this.api = await startApiServer({
+        host: config.api.host,
+        port: config.api.port,
+        token,
+        metrics: this.metrics,
+        log: this.options.loggers.forComponent('api'),
+        routes: {
+          '/v1/status': async () => this.status(),
+          '/v1/peers': async () => this.peers(),
+          '/v1/providers': async (query, signal) => await this.findProviders(parseProviderQuery(query), { signal, timeoutMs: numberParam(query, 'timeoutMs', 1, 120_000) })
+        }
+      })
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+        throw new DaemonError('LISTEN_FAILED', `cannot serve the local API on ${config.api.host}:${config.api.port}: address already in use`, { cause: err })
       }
-    })
+      throw err
+    }
     await writeEndpoint(dataDir, { url: this.api.url, pid: process.pid, peerId: this.identity.peerId, role: this.options.role })
     this.log.info('local API listening', { url: this.api.url })
   }
@@ -264,16 +298,26 @@ export class Daemon {
   private async shutdown (): Promise<void> {
     this.log.info('stopping')
     clearTimeout(this.refreshTimer)
-    if (this.api !== undefined) {
-      await this.api.close()
-      await removeEndpoint(this.options.dataDir)
-    }
     this.ad = undefined
-    await this.announcer.withdraw()
-    await this.announcer.stop()
-    await this.node.stop()
-    await this.datastore?.close()
-    await this.store.close()
+    // every step runs even when an earlier one fails, so the databases are always closed
+    const steps: Array<[string, () => Promise<void>]> = [
+      ['close the API', async () => { await this.api?.close() }],
+      ['remove api.json', async () => { if (this.api !== undefined) await removeEndpoint(this.options.dataDir) }],
+      ['withdraw capability keys', async () => { await this.announcer.withdraw() }],
+      ['stop the announcer', async () => { await this.announcer.stop() }],
+      ['stop libp2p', async () => { await this.node.stop() }],
+      ['close the peer store', async () => { await this.datastore?.close() }],
+      ['close the database', async () => { await this.store.close() }]
+    ]
+    const failures: Error[] = []
+    for (const [what, step] of steps) {
+      try {
+        await step()
+      } catch (err) {
+        failures.push(new Error(`${what}: ${(err as Error).message}`))
+      }
+    }
+    if (failures.length > 0) throw new AggregateError(failures, `shutdown finished with errors: ${failures.map((f) => f.message).join('; ')}`)
     this.log.info('stopped')
   }
 }

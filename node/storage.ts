@@ -48,6 +48,16 @@ export class NodeStore {
 
   private get meta () { return this.db.sublevel<string, number>('meta', { valueEncoding: 'json' }) }
 
+  /** The capability keys this node last announced: withdrawn at the next start if no longer wanted. */
+  async announcedKeys (): Promise<string[]> {
+    const keys = await this.db.sublevel<string, string[]>('meta', { valueEncoding: 'json' }).get('announcedKeys')
+    return keys ?? []
+  }
+
+  async setAnnouncedKeys (keys: readonly string[]): Promise<void> {
+    await this.db.sublevel<string, string[]>('meta', { valueEncoding: 'json' }).put('announcedKeys', [...keys])
+  }
+
   /** The next capability-ad sequence number: strictly above every earlier one, across restarts. */
   async nextAdSeq (now: number): Promise<number> {
     const last = await this.meta.get('adSeq') ?? 0

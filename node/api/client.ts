@@ -3,6 +3,16 @@
  */
 import { readApiToken, readEndpoint } from './credentials.js'
 
+/** True when a process with this pid exists (signal 0 checks without sending anything). */
+function processAlive (pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
 export class DaemonUnavailableError extends Error {
   override readonly name = 'DaemonUnavailableError'
 }
@@ -20,7 +30,9 @@ export class ApiClient {
   static async fromDataDir (dataDir: string): Promise<ApiClient> {
     const endpoint = await readEndpoint(dataDir)
     const token = await readApiToken(dataDir)
-    if (endpoint === undefined || token === undefined) {
+    if (endpoint === undefined || token === undefined || !processAlive(endpoint.pid)) {
+      // a daemon that died without cleaning up leaves api.json behind: never send the token to
+      // whatever listens on its old port now
       throw new DaemonUnavailableError(`no running gpumesh daemon for data dir ${dataDir} (start one with \`gpumesh node start\` or \`gpumesh bootstrap\`)`)
     }
     return new ApiClient(endpoint.url, token)

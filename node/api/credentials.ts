@@ -4,7 +4,7 @@
  * at start and removed at stop).
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto'
-import { readFile, rm, writeFile } from 'node:fs/promises'
+import { chmod, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
 export const TOKEN_FILE = 'api.token'
@@ -17,7 +17,11 @@ export async function ensureApiToken (dataDir: string): Promise<string> {
   const path = join(dataDir, TOKEN_FILE)
   try {
     const token = (await readFile(path, 'utf8')).trim()
-    if (/^[0-9a-f]{64}$/.test(token)) return token
+    if (/^[0-9a-f]{64}$/.test(token)) {
+      // readable by others means usable by others: tighten it (the token is only ever ours)
+      if (process.platform !== 'win32' && ((await stat(path)).mode & 0o077) !== 0) await chmod(path, 0o600)
+      return token
+    }
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
   }

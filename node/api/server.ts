@@ -36,26 +36,36 @@ function send (res: ServerResponse, status: number, body: string, type = 'applic
   res.end(body)
 }
 
-function jsonReplacer (_key: string, value: unknown): unknown {
-  if (value instanceof Uint8Array) return Buffer.from(value).toString('base64')
-  if (value !== null && typeof value === 'object' && (value as { asCID?: unknown }).asCID === value) return String(value)
+/** Bytes as base64, CIDs as strings (read from the holder: JSON.stringify calls CID.toJSON first). */
+function jsonReplacer (this: Record<string, unknown>, key: string, value: unknown): unknown {
+  const raw = this[key]
+  if (raw instanceof Uint8Array) return Buffer.from(raw).toString('base64')
+  if (raw !== null && typeof raw === 'object' && (raw as { asCID?: unknown }).asCID === raw) return String(raw)
   return value
 }
 
 export async function startApiServer (options: ApiServerOptions): Promise<ApiServer> {
   const { metrics, log } = options
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const url = new URL(req.url ?? '/', 'http://localhost')
-    let route = url.pathname
+    let route = 'unauthorized'
     const done = (status: number): void => { metrics.apiRequests.inc({ route, status: String(status) }) }
     const auth = req.headers.authorization ?? ''
     const token = auth.startsWith('Bearer ') ? auth.slice(7) : ''
     if (!tokensEqual(token, options.token)) {
-      route = 'unauthorized'
       send(res, 401, JSON.stringify({ error: { code: 'UNAUTHORIZED', message: 'missing or wrong bearer token (see <dataDir>/api.token)' } }))
       done(401)
       return
     }
+    let url: URL
+    try {
+      url = new URL(req.url ?? '/', 'http://localhost')
+    } catch {
+      route = 'unknown'
+      send(res, 400, JSON.stringify({ error: { code: 'BAD_REQUEST', message: 'unreadable request path' } }))
+      done(400)
+      return
+    }
+    route = url.pathname
     if (req.method !== 'GET') {
       send(res, 405, JSON.stringify({ error: { code: 'METHOD_NOT_ALLOWED', message: 'only GET' } }))
       done(405)
@@ -87,7 +97,13 @@ export async function startApiServer (options: ApiServerOptions): Promise<ApiSer
       done(status)
     }
   }
-  const server: Server = createServer((req, res) => { void handle(req, res) })
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      log.error('API request failed', { error: err })
+      if (!res.headersSent) send(res, 500, JSON.stringify({ error: { code: 'INTERNAL', message: 'internal error' } }))
+      else res.destroy()
+    })
+  })
   server.headersTimeout = 10_000
   server.requestTimeout = 60_000
   await new Promise<void>((resolve, reject) => {

@@ -107,7 +107,8 @@ export const configSchema = z.strictObject({
     country: countryCode.optional(),
     /** Run nvidia-smi at start. Detected and declared GPUs are both offered. */
     detectGpus: z.boolean().default(true),
-    gpus: z.array(declaredGpu).max(64).default([]),
+    gpus: z.array(declaredGpu).max(64).default([])
+      .refine((gpus) => gpus.reduce((n, g) => n + g.count, 0) <= 64, { message: 'at most 64 GPUs in all (a capability ad holds 64)' }),
     /** Credits per GPU-hour (1 credit ≈ 1 USD of compute). */
     priceFloor: credits.default(2),
     peak: z.strictObject({ price: credits, windows: windowList.min(1) }).optional(),

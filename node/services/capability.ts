@@ -86,15 +86,14 @@ export class CapabilityService implements Startable {
     signal.addEventListener('abort', onTimeout, { once: true })
     try {
       const lp = lpStream(stream, { maxDataLength: 0 })
-      let request
       try {
-        request = await lp.read({ signal })
+        // the request is one empty frame; a longer one fails here (maxDataLength 0)
+        await lp.read({ signal })
       } catch (err) {
         count('bad-request')
         stream.abort(err as Error)
         return
       }
-      if (request.byteLength !== 0) throw new Error('capability requests are empty')
       const ad = this.currentAd()
       await lp.write(ad ?? new Uint8Array(0), { signal })
       await stream.close({ signal })
@@ -116,13 +115,16 @@ export class CapabilityService implements Startable {
     const signal = limit.signal
     const count = (result: string): void => { this.init.metrics?.capabilityFetched.inc({ result }) }
     let bytes: Uint8Array
+    let stream: Stream | undefined
     try {
-      const stream = await this.components.connectionManager.openStream(peer, PROTOCOLS.capability, { signal })
+      stream = await this.components.connectionManager.openStream(peer, PROTOCOLS.capability, { signal })
       const lp = lpStream(stream, { maxDataLength: MAX_AD_BYTES })
       await lp.write(new Uint8Array(0), { signal })
       bytes = (await lp.read({ signal })).subarray()
       await stream.close({ signal }).catch(() => {})
     } catch (err) {
+      // a cancelled read leaves the stream open: free it (and stop an oversized ad arriving)
+      stream?.abort(err as Error)
       if ((err as Error).name === 'InvalidDataLengthError') {
         count('rejected')
         this.init.metrics?.messagesRejected.inc({ kind: 'capability-ad', reason: RejectReason.TOO_LARGE })

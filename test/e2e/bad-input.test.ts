@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { request as httpRequest } from 'node:http'
 import { createServer } from 'node:net'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -91,6 +92,43 @@ describe('the daemon and CLI on bad input (separate processes)', function () {
     assert.match(await metrics.text(), /gpumesh_api_requests_total\{route="unauthorized",status="401"\} 2/)
     assert.equal((await fetch(`${url}/v1/providers?minVram=lots`, { headers: { authorization: `Bearer ${token}` } })).status, 400)
     assert.equal(await daemon.stop(), 0)
+  })
+
+  it('an unreadable request path gets 400, and the daemon keeps running', async () => {
+    const daemon = await DaemonProcess.start(START, dir)
+    const { url } = JSON.parse(await readFile(join(dir, 'api.json'), 'utf8')) as { url: string }
+    const token = (await readFile(join(dir, 'api.token'), 'utf8')).trim()
+    const { port } = new URL(url)
+    for (const auth of [undefined, `Bearer ${token}`]) {
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = httpRequest({ host: '127.0.0.1', port, path: '//', headers: auth === undefined ? {} : { authorization: auth } }, (res) => { res.resume(); resolve(res.statusCode ?? 0) })
+        req.on('error', reject)
+        req.end()
+      })
+      assert.equal(status, auth === undefined ? 401 : 400)
+    }
+    assert.equal((await daemon.json<{ selling: boolean }>(['status'])).selling, true)
+    assert.equal(await daemon.stop(), 0)
+  })
+
+  it('a local API port already in use is a clear error', async () => {
+    const blocker = createServer()
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))
+    try {
+      const result = await runCli([...START, '--api-port', String((blocker.address() as { port: number }).port), '--data-dir', dir])
+      assert.equal(result.code, 1)
+      assert.match(result.stderr, /local API on 127\.0\.0\.1:\d+: address already in use/)
+    } finally {
+      blocker.close()
+    }
+  })
+
+  it('a stale api.json from a killed daemon is not trusted', async () => {
+    const daemon = await DaemonProcess.start(START, dir)
+    await daemon.stop('SIGKILL')
+    const result = await runCli(['status', '--data-dir', dir])
+    assert.equal(result.code, 1)
+    assert.match(result.stderr, /no running gpumesh daemon/)
   })
 
   it('client commands without a daemon say so', async () => {
