@@ -30,7 +30,7 @@
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { constants as osConstants } from 'node:os'
-import { collectOutputs, DEFAULT_MAX_OUTPUT_BYTES, jobEnv, makeWorkDir, placeInputs, removeDir } from './jobfs.js'
+import { beginRun, collectOutputs, DEFAULT_MAX_OUTPUT_BYTES, jobEnv, makeWorkDir, placeInputs, removeDir } from './jobfs.js'
 import type { ExecutionEvent, ExecutionRequest, ExecutionResult, Executor } from './types.js'
 
 /** Env names a docker job may set unless the provider configures its own list. */
@@ -130,10 +130,8 @@ export class DockerExecutor implements Executor {
 
   /** Run one container in a fresh work dir; never throws for job failures. */
   async run (request: ExecutionRequest, options: { signal?: AbortSignal, onEvent?: (event: ExecutionEvent) => void } = {}): Promise<ExecutionResult> {
-    const startedAt = Date.now()
-    const failed = (detail: string, reason: 'start-failed' | 'cancelled' = 'start-failed'): ExecutionResult =>
-      ({ exitCode: -1, reason, detail, startedAt, endedAt: Date.now(), outputs: [] })
-    if (options.signal?.aborted === true) return failed('cancelled before start', 'cancelled')
+    const { startedAt, failed, cancelled } = beginRun(options.signal)
+    if (cancelled !== undefined) return cancelled
     let workdir: string | undefined
     try {
       workdir = await makeWorkDir(this.options.tmpRoot)

@@ -1,5 +1,5 @@
 /**
- * Work-dir and environment helpers shared by the wasm and docker executors (DESIGN §6): a fresh private
+ * Work-dir and environment helpers shared by the process, wasm and docker executors (DESIGN §6): a fresh private
  * work dir per run, inputs placed by relative path only, outputs collected as regular files inside the
  * work dir under a size cap, and an environment reduced to an allowlist plus the allocated GPUs.
  */
@@ -7,6 +7,7 @@ import { constants as fsConstants } from 'node:fs'
 import { lstat, mkdir, mkdtemp, open, realpath, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, isAbsolute, join, sep } from 'node:path'
+import type { ExecutionResult } from './types.js'
 
 /** Names the executor sets itself from `request.gpus`; a job cannot set them through `env`. */
 export const GPU_ENV_NAMES = ['CUDA_VISIBLE_DEVICES', 'NVIDIA_VISIBLE_DEVICES'] as const
@@ -25,9 +26,24 @@ export function relativeSegments (path: string): string[] | undefined {
   return segments
 }
 
-/** Create a fresh work dir (mode 0700) under `root` (default: the OS temp dir). */
+/**
+ * Create a fresh work dir (mode 0700) under `root` (default: the OS temp dir; created when missing)
+ * and return its real path.
+ */
 export async function makeWorkDir (root: string = tmpdir(), prefix = 'gpumesh-job-'): Promise<string> {
-  return await mkdtemp(join(root, prefix))
+  await mkdir(root, { recursive: true })
+  return await realpath(await mkdtemp(join(root, prefix)))
+}
+
+/**
+ * The common start of an executor's `run()`: the start time, a maker of -1 failure results, and the
+ * result to return at once when `signal` is already aborted.
+ */
+export function beginRun (signal?: AbortSignal): { startedAt: number, failed: (detail: string, reason?: ExecutionResult['reason']) => ExecutionResult, cancelled?: ExecutionResult } {
+  const startedAt = Date.now()
+  const failed = (detail: string, reason: ExecutionResult['reason'] = 'start-failed'): ExecutionResult =>
+    ({ exitCode: -1, reason, detail, startedAt, endedAt: Date.now(), outputs: [] })
+  return signal?.aborted === true ? { startedAt, failed, cancelled: failed('cancelled before start', 'cancelled') } : { startedAt, failed }
 }
 
 /** Remove a work dir and everything in it; never throws. */
@@ -35,14 +51,17 @@ export async function removeDir (dir: string): Promise<void> {
   await rm(dir, { recursive: true, force: true }).catch(() => {})
 }
 
-/** Write the inputs into `dir`; throws on a path that is not plain relative. */
+/**
+ * Write the inputs into `dir` (files 0600, dirs 0700); throws on a path that is not plain relative and on
+ * a path that already exists (exclusive create: never writes through a symlink or over an earlier input).
+ */
 export async function placeInputs (dir: string, inputs: Array<{ path: string, bytes: Uint8Array }>): Promise<void> {
   for (const input of inputs) {
     const segments = relativeSegments(input.path)
     if (segments === undefined) throw new Error(`input path not allowed: ${JSON.stringify(input.path)}`)
     const target = join(dir, ...segments)
     await mkdir(dirname(target), { recursive: true, mode: 0o700 })
-    await writeFile(target, input.bytes, { mode: 0o600 })
+    await writeFile(target, input.bytes, { flag: 'wx', mode: 0o600 })
   }
 }
 
@@ -52,11 +71,12 @@ function inside (root: string, path: string): boolean {
 }
 
 /**
- * Read the declared outputs that exist as regular files inside `dir` (symlinks, directories and
+ * Read the declared outputs that exist as regular files inside `dir` (symlinks, directories, FIFOs and
  * paths escaping through a symlinked parent are left out), in declaration order, until `maxBytes`
- * are used; files that would pass the cap are left out and named in `skipped`.
+ * are used in all; files that would pass that cap, or are bigger than `maxFileBytes` each, are left out
+ * and named in `skipped`.
  */
-export async function collectOutputs (dir: string, paths: string[], maxBytes = DEFAULT_MAX_OUTPUT_BYTES): Promise<{ outputs: Array<{ path: string, bytes: Uint8Array }>, skipped: string[] }> {
+export async function collectOutputs (dir: string, paths: string[], maxBytes = DEFAULT_MAX_OUTPUT_BYTES, maxFileBytes = Infinity): Promise<{ outputs: Array<{ path: string, bytes: Uint8Array }>, skipped: string[] }> {
   const outputs: Array<{ path: string, bytes: Uint8Array }> = []
   const skipped: string[] = []
   const root = await realpath(dir)
@@ -65,7 +85,7 @@ export async function collectOutputs (dir: string, paths: string[], maxBytes = D
     const segments = relativeSegments(path)
     if (segments === undefined) continue
     const full = join(root, ...segments)
-    const bytes = await readRegularFile(root, full, left).catch(() => undefined)
+    const bytes = await readRegularFile(root, full, Math.min(left, maxFileBytes)).catch(() => undefined)
     if (bytes === undefined) continue
     if (bytes === 'too-big') { skipped.push(path); continue }
     left -= bytes.byteLength
@@ -79,7 +99,7 @@ async function readRegularFile (root: string, full: string, max: number): Promis
   const stat = await lstat(full)
   if (!stat.isFile()) return undefined
   if (!inside(root, await realpath(full))) return undefined
-  const handle = await open(full, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW)
+  const handle = await open(full, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK)
   try {
     const opened = await handle.stat()
     if (!opened.isFile()) return undefined

@@ -8,9 +8,10 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { constants as fsConstants } from 'node:fs'
-import { access, lstat, mkdir, mkdtemp, open, readlink, realpath, rm, writeFile } from 'node:fs/promises'
+import { access, lstat, readlink } from 'node:fs/promises'
 import { constants as osConstants, tmpdir } from 'node:os'
-import { delimiter, dirname, isAbsolute, join, normalize, relative, sep } from 'node:path'
+import { delimiter, isAbsolute, join } from 'node:path'
+import { beginRun, collectOutputs, DEFAULT_MAX_OUTPUT_BYTES, GPU_ENV_NAMES, jobEnv, makeWorkDir, placeInputs, relativeSegments, removeDir } from './jobfs.js'
 import type { ExecutionEvent, ExecutionRequest, ExecutionResult, Executor } from './types.js'
 
 export interface ProcessExecutorOptions {
@@ -30,7 +31,6 @@ export interface ProcessExecutorOptions {
 
 export const DEFAULT_ENV_ALLOWLIST = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'PYTHONUNBUFFERED']
 const DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin'
-const MAX_OUTPUT_BYTES = 64 * 1024 * 1024
 /** How long to wait for stdio to drain after the job's process has exited. */
 const DRAIN_MS = 1000
 
@@ -67,19 +67,13 @@ export async function prlimitPath (): Promise<string | undefined> {
   return await prlimitProbe
 }
 
-/** Normalised relative path that stays inside its dir, or undefined when it would escape (absolute, `..`, NUL). */
+/**
+ * A job-relative path as a host path inside its dir, or undefined when it is not plain relative
+ * (see {@link relativeSegments}: absolute, `..`, `.`, empty segments, backslash, NUL).
+ */
 export function safeRelative (path: string): string | undefined {
-  if (path === '' || path.includes('\0') || isAbsolute(path) || path.startsWith('\\')) return undefined
-  if (path.split(/[\\/]/).includes('..')) return undefined
-  const norm = normalize(path)
-  if (norm === '.' || norm.startsWith('..') || isAbsolute(norm)) return undefined
-  return norm
-}
-
-/** True when `child` is `parent` or lies under it. */
-function inside (parent: string, child: string): boolean {
-  const rel = relative(parent, child)
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel) && rel.split(sep)[0] !== '..')
+  const segments = relativeSegments(path)
+  return segments === undefined ? undefined : join(...segments)
 }
 
 /** Exit code of a finished child: its code, or 128 + n when killed by signal n. */
@@ -121,7 +115,7 @@ async function bwrapArgs (workDir: string, request: ExecutionRequest, readOnlyPa
 export class ProcessExecutor implements Executor {
   readonly kind = 'process' as const
   private readonly workRoot: string
-  private readonly envAllowlist: Set<string>
+  private readonly envAllowlist: readonly string[]
   private readonly sandbox: 'auto' | 'bwrap' | 'none'
   private readonly killGraceMs: number
   private readonly maxOutputBytes: number
@@ -129,10 +123,10 @@ export class ProcessExecutor implements Executor {
 
   constructor (options: ProcessExecutorOptions = {}) {
     this.workRoot = options.workRoot ?? tmpdir()
-    this.envAllowlist = new Set(options.envAllowlist ?? DEFAULT_ENV_ALLOWLIST)
+    this.envAllowlist = options.envAllowlist ?? DEFAULT_ENV_ALLOWLIST
     this.sandbox = options.sandbox ?? 'auto'
     this.killGraceMs = options.killGraceMs ?? 2000
-    this.maxOutputBytes = options.maxOutputBytes ?? MAX_OUTPUT_BYTES
+    this.maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES
     this.readOnlyPaths = options.readOnlyPaths ?? []
   }
 
@@ -147,14 +141,11 @@ export class ProcessExecutor implements Executor {
   }
 
   async run (request: ExecutionRequest, options: { signal?: AbortSignal, onEvent?: (event: ExecutionEvent) => void } = {}): Promise<ExecutionResult> {
-    const startedAt = Date.now()
-    const failed = (detail: string, reason: ExecutionResult['reason'] = 'start-failed'): ExecutionResult =>
-      ({ exitCode: -1, reason, detail, startedAt, endedAt: Date.now(), outputs: [] })
-    if (options.signal?.aborted === true) return failed('cancelled before start', 'cancelled')
+    const { startedAt, failed, cancelled } = beginRun(options.signal)
+    if (cancelled !== undefined) return cancelled
     let workDir: string
     try {
-      await mkdir(this.workRoot, { recursive: true })
-      workDir = await realpath(await mkdtemp(join(this.workRoot, 'gpumesh-job-')))
+      workDir = await makeWorkDir(this.workRoot)
     } catch (err) {
       return failed(`work dir: ${(err as Error).message}`)
     }
@@ -163,23 +154,22 @@ export class ProcessExecutor implements Executor {
       if (typeof prepared === 'string') return failed(prepared)
       const ended = await this.spawnAndWait(prepared, workDir, request, options)
       if (ended.reason === 'start-failed') return { ...ended, startedAt, outputs: [] }
-      const outputs = await this.collect(workDir, request.outputs)
+      // maxOutputBytes caps each file here (no total cap beyond it), as documented in the options
+      const { outputs } = await collectOutputs(workDir, request.outputs, Infinity, this.maxOutputBytes)
       return { ...ended, startedAt, endedAt: Date.now(), outputs }
     } catch (err) {
       return failed(`executor: ${(err as Error).message}`)
     } finally {
-      await rm(workDir, { recursive: true, force: true }).catch(() => {})
+      await removeDir(workDir)
     }
   }
 
   /** Writes inputs and builds the command line; returns a failure detail instead when the job cannot start. */
   private async prepare (workDir: string, request: ExecutionRequest): Promise<{ command: string[], env: Record<string, string> } | string> {
-    for (const input of request.inputs) {
-      const rel = safeRelative(input.path)
-      if (rel === undefined) return `input path escapes the work dir: ${JSON.stringify(input.path)}`
-      const full = join(workDir, rel)
-      await mkdir(dirname(full), { recursive: true, mode: 0o700 })
-      await writeFile(full, input.bytes, { flag: 'wx', mode: 0o644 })
+    try {
+      await placeInputs(workDir, request.inputs)
+    } catch (err) {
+      return (err as Error).message
     }
     const env = this.environment(workDir, request)
     const program = request.argv[0]
@@ -215,16 +205,14 @@ export class ProcessExecutor implements Executor {
     return out
   }
 
-  /** The job's environment: allow-listed names it asked for, PATH, HOME = work dir, and its GPUs by UUID. */
+  /**
+   * The job's environment: PATH (default DEFAULT_PATH), allow-listed names it asked for (see jobEnv),
+   * HOME = work dir, and its GPUs by UUID — set (empty) even with none, so no GPU is visible by default.
+   */
   private environment (workDir: string, request: ExecutionRequest): Record<string, string> {
-    const env: Record<string, string> = { PATH: DEFAULT_PATH }
-    for (const [name, value] of Object.entries(request.env)) {
-      if (this.envAllowlist.has(name) && !name.includes('=') && !value.includes('\0')) env[name] = value
-    }
+    const env: Record<string, string> = { PATH: DEFAULT_PATH, ...jobEnv(request.env, this.envAllowlist, request.gpus) }
     env.HOME = workDir
-    const gpus = request.gpus.join(',')
-    env.CUDA_VISIBLE_DEVICES = gpus
-    env.NVIDIA_VISIBLE_DEVICES = gpus
+    for (const name of GPU_ENV_NAMES) env[name] = request.gpus.join(',')
     return env
   }
 
@@ -288,29 +276,5 @@ export class ProcessExecutor implements Executor {
       timers.push(setTimeout(() => stop('timeout'), Math.max(0, request.timeoutMs)))
       options.signal?.addEventListener('abort', onAbort, { once: true })
     })
-  }
-
-  /** Reads declared outputs that are regular files inside the work dir (no symlinks, size-capped). */
-  private async collect (workDir: string, paths: string[]): Promise<ExecutionResult['outputs']> {
-    const outputs: ExecutionResult['outputs'] = []
-    for (const path of paths) {
-      const rel = safeRelative(path)
-      if (rel === undefined) continue
-      const full = join(workDir, rel)
-      try {
-        if (!inside(workDir, await realpath(dirname(full)))) continue
-        const fh = await open(full, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK)
-        try {
-          const st = await fh.stat()
-          if (!st.isFile() || st.size > this.maxOutputBytes) continue
-          const bytes = await fh.readFile()
-          if (bytes.length > this.maxOutputBytes) continue
-          outputs.push({ path, bytes: new Uint8Array(bytes) })
-        } finally {
-          await fh.close()
-        }
-      } catch {}
-    }
-    return outputs
   }
 }

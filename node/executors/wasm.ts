@@ -27,11 +27,11 @@
  *   as well when that matters.
  */
 import { closeSync, openSync, readSync, fstatSync } from 'node:fs'
-import { lstat, mkdtemp, realpath } from 'node:fs/promises'
+import { lstat, mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Worker } from 'node:worker_threads'
-import { collectOutputs, DEFAULT_MAX_OUTPUT_BYTES, jobEnv, makeWorkDir, placeInputs, relativeSegments, removeDir } from './jobfs.js'
+import { beginRun, collectOutputs, DEFAULT_MAX_OUTPUT_BYTES, jobEnv, makeWorkDir, placeInputs, relativeSegments, removeDir } from './jobfs.js'
 import type { ExecutionEvent, ExecutionRequest, ExecutionResult, Executor } from './types.js'
 import type { WasmWorkerData, WasmWorkerReply } from './wasm-worker.js'
 
@@ -67,17 +67,15 @@ export class WasmExecutor implements Executor {
 
   /** Run one module in a fresh work dir; never throws for job failures. */
   async run (request: ExecutionRequest, options: { signal?: AbortSignal, onEvent?: (event: ExecutionEvent) => void } = {}): Promise<ExecutionResult> {
-    const startedAt = Date.now()
-    const failed = (detail: string, reason: 'start-failed' | 'cancelled' = 'start-failed'): ExecutionResult =>
-      ({ exitCode: -1, reason, detail, startedAt, endedAt: Date.now(), outputs: [] })
-    if (options.signal?.aborted === true) return failed('cancelled before start', 'cancelled')
+    const { startedAt, failed, cancelled } = beginRun(options.signal)
+    if (cancelled !== undefined) return cancelled
     const moduleSegments = request.argv[0] === undefined ? undefined : relativeSegments(request.argv[0])
     if (moduleSegments === undefined) return failed(`argv[0] must be the module's relative path in the work dir, got ${JSON.stringify(request.argv[0])}`)
 
     let workdir: string | undefined
     let logdir: string | undefined
     try {
-      workdir = await realpath(await makeWorkDir(this.options.tmpRoot))
+      workdir = await makeWorkDir(this.options.tmpRoot)
       logdir = await mkdtemp(join(this.options.tmpRoot ?? tmpdir(), 'gpumesh-wasmlog-'))
       try {
         await placeInputs(workdir, request.inputs)
