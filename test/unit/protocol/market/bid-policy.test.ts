@@ -6,12 +6,8 @@ import { bidFit, choosePreemption, decideBid, matchingGpus } from '../../../../p
 import { fits } from '../../../../protocol/market/calendar.js'
 import { priceFor } from '../../../../protocol/market/pricing.js'
 import type { Allocation, BidDecision, ProviderState, Tier } from '../../../../protocol/market/types.js'
+import { ALWAYS, H, M, MON_10H as NOW } from '../../../helpers/market-time.js'
 
-const M = 60_000
-const H = 60 * M
-/** Monday 2024-01-01 10:00Z. */
-const NOW = Date.UTC(2024, 0, 1, 10)
-const ALWAYS = [1, 2, 3, 4, 5, 6, 7].map((day) => ({ day, start: 0, end: 1440 }))
 const H100 = 'nvidia-h100-80gb-hbm3'
 const T4 = 'tesla-t4'
 

@@ -5,20 +5,11 @@ import {
   utcOffsetMs, weekMinutes, windowAt, type Availability, type WeeklyWindow
 } from '../../../../protocol/market/calendar.js'
 
-const M = 60_000
-const H = 60 * M
-const D = 24 * H
-/** 2024-01-01T00:00Z, a Monday. */
-const MON = Date.UTC(2024, 0, 1)
-/** Berlin springs forward on 2024-03-31 at 01:00Z (02:00 CET → 03:00 CEST). */
-const SPRING = Date.UTC(2024, 2, 31)
-/** Berlin falls back on 2024-10-27 at 01:00Z (03:00 CEST → 02:00 CET). */
-const FALL = Date.UTC(2024, 9, 27)
+import { D, FALL, H, M, MON, SPRING } from '../../../helpers/market-time.js'
 
 const utc = (...windows: WeeklyWindow[]): Availability => ({ timeZone: 'UTC', windows })
 const berlin = (...windows: WeeklyWindow[]): Availability => ({ timeZone: 'Europe/Berlin', windows })
 const iso = (t: number | undefined): string | undefined => t === undefined ? undefined : new Date(t).toISOString()
-const at = (s: string): number => Date.parse(s)
 
 /** Independent reference for UTC calendars: is minute-of-week of t inside a window? */
 function freeUtc (windows: readonly WeeklyWindow[], t: number): boolean {

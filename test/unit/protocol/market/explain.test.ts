@@ -4,12 +4,8 @@ import type { CapabilityAd, GpuInfo } from '../../../../protocol/messages/capabi
 import type { JobRequest } from '../../../../protocol/messages/job-request.js'
 import { decideBid } from '../../../../protocol/market/bid-policy.js'
 import { EXPLAINED_CONSTRAINTS, explainNoBids } from '../../../../protocol/market/explain.js'
+import { ALWAYS, H, M, MON_10H as NOW } from '../../../helpers/market-time.js'
 
-const M = 60_000
-const H = 60 * M
-/** Monday 2024-01-01 10:00Z. */
-const NOW = Date.UTC(2024, 0, 1, 10)
-const ALWAYS = [1, 2, 3, 4, 5, 6, 7].map((day) => ({ day, start: 0, end: 1440 }))
 const H100 = 'nvidia-h100-80gb-hbm3'
 const A100 = 'nvidia-a100-sxm4-40gb'
 const T4 = 'tesla-t4'

@@ -3,15 +3,7 @@ import fc from 'fast-check'
 import type { PriceSchedule } from '../../../../protocol/messages/capability-ad.js'
 import { cost, formatMicros, peakOverlapMs, peakPrice, priceFor } from '../../../../protocol/market/pricing.js'
 
-const M = 60_000
-const H = 60 * M
-const D = 24 * H
-/** 2024-01-01T00:00Z, a Monday. */
-const MON = Date.UTC(2024, 0, 1)
-/** Berlin springs forward on 2024-03-31 at 01:00Z. */
-const SPRING = Date.UTC(2024, 2, 31)
-/** Berlin falls back on 2024-10-27 at 01:00Z. */
-const FALL = Date.UTC(2024, 9, 27)
+import { D, FALL, H, M, MON, SPRING } from '../../../helpers/market-time.js'
 
 /** Floor 1 credit, 2 credits Mon–Fri 09:00–17:00. */
 const weekdays: PriceSchedule = {
