@@ -2,8 +2,9 @@
  * Provider discovery decisions (DESIGN §4), pure: which capability key to look up for a query, and
  * whether a fetched ad answers it. The node does the lookups and fetches; the simulator reuses this.
  */
-import { modelSlug, regionWithin, topRegion, vramLookupBucket, vramMeetsGB } from './constants.js'
+import { marketTopic, modelSlug, regionWithin, topRegion, vramLookupBucket, vramMeetsGB } from './constants.js'
 import type { CapabilityAd } from './messages/capability-ad.js'
+import type { JobRequest } from './messages/job-request.js'
 
 export interface ProviderQuery {
   /** Words of a GPU model name: `h100`, `A100 80GB`, `nvidia-l40s` (see modelMatches). */
@@ -43,4 +44,20 @@ export function adMatches (ad: CapabilityAd, query: ProviderQuery): boolean {
   return ad.gpus.some((gpu) =>
     (query.gpu === undefined || modelMatches(gpu.model, query.gpu)) &&
     (query.minVramGB === undefined || vramMeetsGB(gpu.vramMiB, query.minVramGB)))
+}
+
+/**
+ * The market topics a job is gossiped on (DESIGN §5): one per top-level region it accepts, plus
+ * `global` when it has no region or only prefers its regions (a provider elsewhere may still bid).
+ * Sorted, without duplicates.
+ */
+export function jobTopics (placement: JobRequest['placement']): string[] {
+  const topics = new Set(placement.regions.map((r) => marketTopic(topRegion(r))))
+  if (placement.regions.length === 0 || placement.residency === 'prefer') topics.add(marketTopic())
+  return [...topics].sort()
+}
+
+/** The market topics a provider in `region` listens on: its top-level region's and `global`. */
+export function providerTopics (region: string): string[] {
+  return [...new Set([marketTopic(topRegion(region)), marketTopic()])].sort()
 }

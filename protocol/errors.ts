@@ -31,6 +31,8 @@ export const RejectReason = {
   BAD_LIFETIME: 'BAD_LIFETIME',
   /** The payload names a different peer than the one that signed it (a bid's `provider`). */
   SIGNER_MISMATCH: 'SIGNER_MISMATCH',
+  /** An embedded envelope does not belong to the message that carries it (an auction round's job request). */
+  EMBEDDED_MISMATCH: 'EMBEDDED_MISMATCH',
   /** Seen before (same signer and nonce, or the same signed payload). */
   REPLAY: 'REPLAY'
 } as const

@@ -12,6 +12,7 @@ import { bidSchema } from './messages/bid.js'
 import { awardResponseSchema, awardSchema, jobStatusSchema } from './messages/award.js'
 import { paymentSchema, receiptSchema } from './messages/settlement.js'
 import { attestationSchema, failureReportSchema, fraudProofSchema, probeResultSchema } from './messages/evidence.js'
+import { auctionRoundSchema, jobCancelSchema } from './messages/auction.js'
 
 const KIB = 1024
 const MINUTE = 60_000
@@ -50,7 +51,9 @@ const KIND_TABLE = {
   'failure-report': { code: 0x3f6709, schema: failureReportSchema, maxBytes: 144 * KIB, maxLifetimeMs: 400 * DAY, replayKey: 'payload' },
   attestation: { code: 0x3f670a, schema: attestationSchema, maxBytes: 16 * KIB, maxLifetimeMs: 30 * DAY, replayKey: 'payload' },
   'probe-result': { code: 0x3f670b, schema: probeResultSchema, maxBytes: 2 * KIB, maxLifetimeMs: 30 * DAY, replayKey: 'nonce' },
-  'fraud-proof': { code: 0x3f670c, schema: fraudProofSchema, maxBytes: 96 * KIB, maxLifetimeMs: 400 * DAY, replayKey: 'payload' }
+  'fraud-proof': { code: 0x3f670c, schema: fraudProofSchema, maxBytes: 96 * KIB, maxLifetimeMs: 400 * DAY, replayKey: 'payload' },
+  'auction-round': { code: 0x3f670d, schema: auctionRoundSchema, maxBytes: 72 * KIB, maxLifetimeMs: 7 * DAY, replayKey: 'payload' },
+  'job-cancel': { code: 0x3f670e, schema: jobCancelSchema, maxBytes: 2 * KIB, maxLifetimeMs: 1 * HOUR, replayKey: 'payload' }
 } as const satisfies Record<string, KindSpec>
 
 /** Every kind's spec; `signerField` is optional on all of them. */

@@ -116,3 +116,16 @@ export function openMessage<K extends Kind> (bytes: Uint8Array, expected: K | re
   }
   return { kind, payload, bytes, cid, signer, publicKey: envelope.publicKey } as OpenedMessage<K>
 }
+
+/**
+ * The job request embedded in an auction round, opened with the historical option (the round's own
+ * freshness was checked when it was opened). It must be the round's job, signed by the round's signer,
+ * and not expired at `now` (a round may not revive an expired job).
+ */
+export function openRoundRequest (round: OpenedMessage<'auction-round'>, now: number): OpenedMessage<'job-request'> {
+  const request = openMessage(round.payload.request, 'job-request', { now, historical: true })
+  if (!request.cid.equals(round.payload.job)) reject(RejectReason.EMBEDDED_MISMATCH, `the round is for ${String(round.payload.job)} but embeds ${String(request.cid)}`, 'request')
+  if (request.signer !== round.signer) reject(RejectReason.EMBEDDED_MISMATCH, `the job was requested by ${request.signer}, the round signed by ${round.signer}`, 'request')
+  if (request.payload.expiresAt <= now) reject(RejectReason.EXPIRED, 'the embedded job request has expired', 'request')
+  return request
+}

@@ -134,7 +134,11 @@ export const payloads: { [K in Kind]: fc.Arbitrary<PayloadOf<K>> } = {
   }, { rttMs: small, size: small, detail: text(256) })),
   'fraud-proof': withHeader('fraud-proof', obj({
     subject: peerId, job: cid, kind: fc.constant('conflicting-receipts' as const), receipts: fc.array(bytes(64), { minLength: 2, maxLength: 5 })
-  }))
+  })),
+  'auction-round': withHeader('auction-round', obj({
+    job: cid, round: fc.integer({ min: 2, max: 64 }), attempt: fc.integer({ min: 1, max: 16 }), excluded: fc.array(peerId, { maxLength: 3 }), request: bytes(256)
+  })),
+  'job-cancel': withHeader('job-cancel', obj({ job: cid, award: cid, reason: text(256) }))
 }
 
 /** Any kind with a valid payload of that kind. */
