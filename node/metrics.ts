@@ -12,6 +12,12 @@ export interface NodeMetrics {
   readonly capabilityServed: Counter<'result'>
   /** Capability ads fetched from peers, by result. */
   readonly capabilityFetched: Counter<'result'>
+  /** Blob requests served on /gpumesh/blob/1.0.0, by result. */
+  readonly blobServed: Counter<'result'>
+  /** Blobs fetched from peers, by result (ok or a BlobFetchError code). */
+  readonly blobFetched: Counter<'result'>
+  /** Blob content bytes moved, by direction (in = fetched, out = served). */
+  readonly blobBytes: Counter<'direction'>
   readonly provides: Counter<'result'>
   readonly provideSeconds: Histogram
   readonly findProvidersSeconds: Histogram
@@ -30,6 +36,9 @@ export function createMetrics (options: { processMetrics?: boolean } = {}): Node
     messagesRejected: new Counter({ name: 'gpumesh_messages_rejected_total', help: 'Messages refused, by kind and reason', labelNames: ['kind', 'reason'], registers }),
     capabilityServed: new Counter({ name: 'gpumesh_capability_served_total', help: 'Capability ad requests served, by result', labelNames: ['result'], registers }),
     capabilityFetched: new Counter({ name: 'gpumesh_capability_fetched_total', help: 'Capability ads fetched from peers, by result', labelNames: ['result'], registers }),
+    blobServed: new Counter({ name: 'gpumesh_blob_served_total', help: 'Blob requests served, by result', labelNames: ['result'], registers }),
+    blobFetched: new Counter({ name: 'gpumesh_blob_fetched_total', help: 'Blobs fetched from peers, by result', labelNames: ['result'], registers }),
+    blobBytes: new Counter({ name: 'gpumesh_blob_bytes_total', help: 'Blob content bytes moved, by direction', labelNames: ['direction'], registers }),
     provides: new Counter({ name: 'gpumesh_dht_provides_total', help: 'Capability keys provided on the DHT, by result', labelNames: ['result'], registers }),
     provideSeconds: new Histogram({ name: 'gpumesh_dht_provide_seconds', help: 'Time to provide one capability key', buckets: seconds, registers }),
     findProvidersSeconds: new Histogram({ name: 'gpumesh_dht_find_providers_seconds', help: 'Time to answer one providers query', buckets: seconds, registers }),
