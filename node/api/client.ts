@@ -39,11 +39,22 @@ export class ApiClient {
   }
 
   async get<T> (path: string, query: Record<string, string | number | undefined> = {}, timeoutMs = 30_000): Promise<T> {
+    return await this.request<T>('GET', path, query, undefined, timeoutMs)
+  }
+
+  /** POST `body` as JSON (no body when undefined). */
+  async post<T> (path: string, query: Record<string, string | number | undefined> = {}, body?: unknown, timeoutMs = 30_000): Promise<T> {
+    return await this.request<T>('POST', path, query, body, timeoutMs)
+  }
+
+  private async request<T> (method: 'GET' | 'POST', path: string, query: Record<string, string | number | undefined>, body: unknown, timeoutMs: number): Promise<T> {
     const url = new URL(path, this.url)
     for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v))
+    const headers: Record<string, string> = { authorization: `Bearer ${this.token}` }
+    if (body !== undefined) headers['content-type'] = 'application/json'
     let res: Response
     try {
-      res = await fetch(url, { headers: { authorization: `Bearer ${this.token}` }, signal: AbortSignal.timeout(timeoutMs) })
+      res = await fetch(url, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}), signal: AbortSignal.timeout(timeoutMs) })
     } catch (err) {
       throw new DaemonUnavailableError(`the daemon at ${this.url} does not answer (${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}); is it running?`)
     }
@@ -52,9 +63,9 @@ export class ApiClient {
       let code = 'HTTP_ERROR'
       let message = text
       try {
-        const body = JSON.parse(text) as { error?: { code?: string, message?: string } }
-        code = body.error?.code ?? code
-        message = body.error?.message ?? message
+        const parsed = JSON.parse(text) as { error?: { code?: string, message?: string } }
+        code = parsed.error?.code ?? code
+        message = parsed.error?.message ?? message
       } catch {}
       throw new ApiRequestError(res.status, code, message)
     }

@@ -1,6 +1,8 @@
 /**
  * The local HTTP API (DESIGN §9): bound to loopback, every request needs `Authorization: Bearer
- * <token>`. Routes return JSON; /metrics returns Prometheus text.
+ * <token>`. Routes return JSON; /metrics returns Prometheus text. A route's key is `METHOD /path`
+ * (`POST /v1/jobs`) or a plain `/path`, which means GET; a request may carry a JSON body of at most
+ * 1 MiB (`content-type: application/json`).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -15,7 +17,11 @@ export class ApiError extends Error {
   }
 }
 
-export type Route = (query: URLSearchParams, signal: AbortSignal) => Promise<unknown>
+/** `body` is the parsed JSON body, undefined when the request has none. */
+export type Route = (query: URLSearchParams, signal: AbortSignal, body?: unknown) => Promise<unknown>
+
+/** Largest request body accepted. */
+export const MAX_BODY_BYTES = 1024 * 1024
 
 export interface ApiServerOptions {
   host: string
@@ -31,9 +37,45 @@ export interface ApiServer {
   close (): Promise<void>
 }
 
-function send (res: ServerResponse, status: number, body: string, type = 'application/json'): void {
-  res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' })
+function send (res: ServerResponse, status: number, body: string, type = 'application/json', headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store', ...headers })
   res.end(body)
+}
+
+/** The methods `path` is served with (`/metrics`: GET). */
+function methodsOf (routes: Record<string, Route>, path: string): string[] {
+  const methods = Object.keys(routes).flatMap((key) => key === path ? ['GET'] : key.endsWith(` ${path}`) ? [key.slice(0, -path.length - 1)] : [])
+  return path === '/metrics' ? [...methods, 'GET'] : methods
+}
+
+/** The request's JSON body, undefined when it has none; throws ApiError (413, 415, 400) otherwise. */
+async function readJsonBody (req: IncomingMessage): Promise<unknown> {
+  const length = req.headers['content-length']
+  if (req.headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) return undefined
+  if (Number(length) > MAX_BODY_BYTES) throw new ApiError(413, 'BODY_TOO_LARGE', `the body may have at most ${MAX_BODY_BYTES} bytes`)
+  const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase()
+  if (type !== 'application/json') throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'the body must be application/json')
+  const bytes = await new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    const onData = (chunk: Buffer): void => {
+      size += chunk.byteLength
+      if (size <= MAX_BODY_BYTES) { chunks.push(chunk); return }
+      // stop keeping the bytes but let the rest drain: the 413 closes the connection
+      req.off('data', onData)
+      req.resume()
+      reject(new ApiError(413, 'BODY_TOO_LARGE', `the body may have at most ${MAX_BODY_BYTES} bytes`))
+    }
+    req.on('data', onData)
+    req.once('end', () => { resolve(Buffer.concat(chunks)) })
+    req.once('error', reject)
+  })
+  if (bytes.byteLength === 0) return undefined
+  try {
+    return JSON.parse(bytes.toString('utf8'))
+  } catch (err) {
+    throw new ApiError(400, 'BAD_JSON', `the body is not valid JSON: ${(err as Error).message}`)
+  }
 }
 
 /** Bytes as base64, CIDs as strings (read from the holder: JSON.stringify calls CID.toJSON first). */
@@ -66,8 +108,16 @@ export async function startApiServer (options: ApiServerOptions): Promise<ApiSer
       return
     }
     route = url.pathname
-    if (req.method !== 'GET') {
-      send(res, 405, JSON.stringify({ error: { code: 'METHOD_NOT_ALLOWED', message: 'only GET' } }))
+    const method = req.method ?? 'GET'
+    const methods = methodsOf(options.routes, route)
+    if (methods.length === 0) {
+      route = 'unknown'
+      send(res, 404, JSON.stringify({ error: { code: 'NOT_FOUND', message: `no route ${url.pathname}` } }))
+      done(404)
+      return
+    }
+    if (!methods.includes(method)) {
+      send(res, 405, JSON.stringify({ error: { code: 'METHOD_NOT_ALLOWED', message: `${url.pathname} takes ${methods.join(', ')}` } }), 'application/json', { allow: methods.join(', ') })
       done(405)
       return
     }
@@ -76,24 +126,20 @@ export async function startApiServer (options: ApiServerOptions): Promise<ApiSer
       done(200)
       return
     }
-    const handler = options.routes[route]
-    if (handler === undefined) {
-      route = 'unknown'
-      send(res, 404, JSON.stringify({ error: { code: 'NOT_FOUND', message: `no route ${url.pathname}` } }))
-      done(404)
-      return
-    }
+    const key = Object.hasOwn(options.routes, `${method} ${route}`) ? `${method} ${route}` : route
+    const handler = options.routes[key] as Route
     const controller = new AbortController()
     res.on('close', () => { controller.abort() })
     try {
-      const body = await handler(url.searchParams, controller.signal)
-      send(res, 200, JSON.stringify(body, jsonReplacer))
+      const result = await handler(url.searchParams, controller.signal, await readJsonBody(req))
+      send(res, 200, JSON.stringify(result, jsonReplacer))
       done(200)
     } catch (err) {
       const status = err instanceof ApiError ? err.status : 500
       const code = err instanceof ApiError ? err.code : 'INTERNAL'
       if (status === 500) log.error('API request failed', { route, error: err })
-      send(res, status, JSON.stringify({ error: { code, message: (err as Error).message } }))
+      // an oversized body is left unread: close the connection rather than read the rest
+      send(res, status, JSON.stringify({ error: { code, message: (err as Error).message } }), 'application/json', status === 413 ? { connection: 'close' } : {})
       done(status)
     }
   }

@@ -1,0 +1,292 @@
+/**
+ * `gpumesh job submit|status|logs|result|cancel|list`: the requester's side of the market, through
+ * the running daemon's local API (node/market/views.ts describes what it returns). A job is
+ * validated here before the daemon is contacted, so a bad job file fails without a daemon.
+ */
+import { constants as fsConstants } from 'node:fs'
+import { access, copyFile, mkdir } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { Command } from 'commander'
+import { ApiClient } from '../node/api/client.js'
+import { relativeSegments } from '../node/executors/jobfs.js'
+import { JobSpecError, checkInputFiles, normaliseJobSpec, parseJobFile, validateJobSpec, type JobSpec, type JobSpecFields } from '../node/market/job-spec.js'
+import type { JobEvent, JobView, LogsView, OutputFileView, ResultView } from '../node/market/views.js'
+import { formatMicros } from '../protocol/index.js'
+import { collect } from './config-flags.js'
+import { dataDirOf } from './context.js'
+import { table, toJson } from './format.js'
+
+/** A job command that could not do what was asked (exit 1): a job that did not succeed, a refused copy. */
+export class JobCommandError extends Error {
+  override readonly name = 'JobCommandError'
+}
+
+/** Statuses after which a job never changes. */
+export const FINAL_STATUSES = ['settled', 'failed', 'cancelled', 'expired']
+const POLL_MS = 250
+
+export const out = (text: string): void => { process.stdout.write(`${text}\n`) }
+
+export async function clientOf (command: Command): Promise<ApiClient> {
+  return await ApiClient.fromDataDir(dataDirOf(command))
+}
+
+/** Micros as credits with 2–4 decimals (`1.85`, `0.0123`, `-3.50`). */
+export function credits (micros: number): string {
+  const rounded = Math.round(Math.abs(micros) / 100) * 100
+  return `${micros < 0 && rounded > 0 ? '-' : ''}${formatMicros(rounded)}`
+}
+
+/** A long id shortened for tables: `bafyre…k3x4qa`. */
+export const abbrev = (id: string): string => id.length > 16 ? `${id.slice(0, 6)}…${id.slice(-6)}` : id
+
+const time = (ms: number): string => new Date(ms).toISOString().slice(11, 19)
+
+/** The job flags of `job submit`: flag, friendly key (node/market/job-spec.ts), spec key, help, repeatable. */
+const SPEC_FLAGS: Array<[string, string, string, string, boolean?]> = [
+  ['--label <text>', 'label', 'label', 'shown in listings'],
+  ['--executor <kind>', 'executor', 'executor', 'process (default), docker or wasm'],
+  ['--image <image>', 'image', 'image', 'container image (docker)'],
+  ['--env <KEY=VALUE>', 'env', 'env', 'environment variable (repeatable)', true],
+  ['--inputs <list>', 'inputs', 'inputs', 'input files: "file" or "path=file", comma-separated (repeatable)', true],
+  ['--outputs <list>', 'outputs', 'outputs', 'output paths in the job dir, comma-separated (repeatable)', true],
+  ['--max-runtime <duration>', 'maxRuntime', 'maxRuntimeSec', '90s, 15m, 2h or seconds (default 1h)'],
+  ['--network', 'network', 'network', 'let the job use the network'],
+  ['--gpus <n>', 'gpus', 'gpus', 'GPUs (default 1)'],
+  ['--min-vram <GB>', 'minVram', 'minVramGB', 'minimum VRAM per GPU'],
+  ['--gpu <model>', 'gpu', 'models', 'GPU model or part of it, e.g. h100 (repeatable or comma list)', true],
+  ['--tier <tier>', 'tier', 'tier', 'gold (reserved), silver (on-demand, default) or bronze (preemptible)'],
+  ['--max-price <credits>', 'maxPrice', 'maxPrice', 'price cap, credits per GPU-hour (default 10)'],
+  ['--max-start-delay <duration>', 'maxStartDelay', 'maxStartDelaySec', 'longest wait for a start (default 5m)'],
+  ['--region <region>', 'region', 'regions', 'acceptable region, e.g. eu (repeatable or comma list)', true],
+  ['--residency <mode>', 'residency', 'residency', 'strict or prefer (default)'],
+  ['--bid-window <duration>', 'bidWindow', 'bidWindowMs', 'how long bids are collected: 2s or ms (default 2s)'],
+  ['--payment-rule <rule>', 'paymentRule', 'paymentRule', 'first-price (default) or second-score']
+]
+
+const attribute = (flag: string): string => (flag.split(' ')[0] as string).slice(2).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())
+
+export function addJobSpecFlags (command: Command): Command {
+  for (const [flag, , , help, repeatable] of SPEC_FLAGS) {
+    if (repeatable === true) command.option(flag, help, collect)
+    else command.option(flag, help)
+  }
+  return command
+}
+
+/** Bad usage: commander's own error path (message, help, exit code 2), like an unknown option. */
+function usage (command: Command, message: string): never {
+  command.error(`error: ${message}`, { exitCode: 2, code: 'gpumesh.usage' })
+}
+
+/**
+ * The spec fields set by flags (and the argv after `--`), plus how to name each spec key as a flag.
+ * Unreadable flag values are usage errors.
+ */
+function flagFields (command: Command, argv: string[]): { fields: JobSpecFields, names: Map<string, string> } {
+  const opts = command.opts()
+  const friendly: Record<string, unknown> = {}
+  const flagOf = new Map<string, string>()
+  const names = new Map<string, string>()
+  for (const [flag, key, spec] of SPEC_FLAGS) {
+    const value = opts[attribute(flag)]
+    if (value === undefined) continue
+    const name = flag.split(' ')[0] as string
+    friendly[key] = value
+    flagOf.set(key, name)
+    names.set(spec, name)
+  }
+  if (argv.length > 0) {
+    friendly.command = argv
+    names.set('command', 'command (after --)')
+  }
+  try {
+    return { fields: normaliseJobSpec(friendly, { name: (key) => flagOf.get(key) ?? key }), names }
+  } catch (err) {
+    if (err instanceof JobSpecError) usage(command, err.problems.join('\n'))
+    throw err
+  }
+}
+
+/** The job from --file and flags (flags win), validated, with problems in flag-set keys named as their flags. */
+async function jobSpecOf (command: Command, argv: string[]): Promise<JobSpec> {
+  const file = command.opts().file as string | undefined
+  const { fields, names } = flagFields(command, argv)
+  if (file === undefined && fields.command === undefined) {
+    usage(command, 'give the command after --, e.g. `gpumesh job submit --gpus 1 -- python train.py`, or a job file with --file')
+  }
+  try {
+    const spec = file !== undefined ? await parseJobFile(file, fields) : validateJobSpec(fields)
+    await checkInputFiles(spec)
+    return spec
+  } catch (err) {
+    if (!(err instanceof JobSpecError)) throw err
+    // `gpus: Too big…` → `--gpus: Too big…`; `outputs.0: …` → `--outputs (outputs.0): …`
+    const renamed = err.problems.map((p) => {
+      const path = p.slice(0, p.indexOf(':'))
+      const name = names.get(path.split('.')[0] as string)
+      return name === undefined ? p : `${name}${path.includes('.') ? ` (${path})` : ''}${p.slice(path.length)}`
+    })
+    throw new JobSpecError(renamed, err.source)
+  }
+}
+
+export async function jobSubmitCommand (argv: string[], command: Command): Promise<void> {
+  const opts = command.opts<{ wait?: boolean, json?: boolean }>()
+  const spec = await jobSpecOf(command, argv)
+  const client = await clientOf(command)
+  const { job } = await client.post<{ job: string }>('/v1/jobs', {}, spec)
+  if (opts.wait !== true) return out(opts.json === true ? toJson({ job }) : job)
+  const final = await waitForJob(client, job, opts.json === true)
+  if (opts.json === true) out(toJson(final))
+  else {
+    out(`job ${job}: ${progressLine(final)}${final.receipt !== undefined ? ` (exit ${final.receipt.exitCode})` : ''}`)
+    if (final.receipt !== undefined) printOutputs((await client.get<ResultView>('/v1/job/result', { id: job })).outputs)
+  }
+  if (final.status !== 'settled' || final.receipt?.exitCode !== 0) throw new JobCommandError(failureOf(final))
+}
+
+/** Why a final job did not succeed, in one line. */
+function failureOf (job: JobView): string {
+  if (job.status === 'settled') return `job ${job.id} ran but exited with code ${job.receipt?.exitCode ?? '?'}`
+  return `job ${job.id} ${job.status}${job.reason !== undefined ? `: ${job.reason}` : ''}`
+}
+
+/** The one progress line for a job's state, e.g. `bidding (3 bids)`. */
+export function progressLine (job: JobView): string {
+  switch (job.status) {
+    case 'bidding': return `bidding (${job.bids.length} bid${job.bids.length === 1 ? '' : 's'}${job.round > 1 ? `, round ${job.round}` : ''})`
+    case 'awarded': return job.award !== undefined ? `awarded to ${job.award.provider} at ${credits(job.award.price)} cr/GPU-h: ${job.award.why}` : 'awarded'
+    case 'completed': return `completed exit ${job.receipt?.exitCode ?? '?'}`
+    case 'settled': return `settled: paid ${credits(job.paid)} cr`
+    default: return `${job.status}${job.reason !== undefined ? `: ${job.reason}` : ''}`
+  }
+}
+
+const eventLine = (e: JobEvent): string => `${time(e.at)}  ${e.type.padEnd(10)}  ${e.text}`
+
+/**
+ * Poll the job until it is final. On a TTY, a line per change of state and each new event; otherwise
+ * the new events only; with `quiet`, nothing.
+ */
+export async function waitForJob (client: ApiClient, id: string, quiet: boolean): Promise<JobView> {
+  const tty = process.stdout.isTTY === true
+  const seen = new Set<string>()
+  let last = ''
+  for (;;) {
+    const job = await client.get<JobView>('/v1/job', { id }, 10_000)
+    if (!quiet) {
+      for (const e of job.events) {
+        const key = `${e.at}/${e.type}/${e.text}`
+        if (seen.has(key)) continue
+        seen.add(key)
+        out(eventLine(e))
+      }
+      const line = progressLine(job)
+      if (tty && line !== last) out(`» ${line}`)
+      last = line
+    }
+    if (FINAL_STATUSES.includes(job.status)) return job
+    await sleep(POLL_MS)
+  }
+}
+
+function printOutputs (outputs: OutputFileView[]): void {
+  if (outputs.length === 0) return out('no outputs')
+  out(table(['OUTPUT', 'SIZE', 'FILE'], outputs.map((o) => [o.path, String(o.size), o.file])))
+}
+
+export async function jobStatusCommand (id: string, command: Command): Promise<void> {
+  const job = await (await clientOf(command)).get<JobView>('/v1/job', { id })
+  if (command.opts().json === true) return out(toJson(job))
+  const lines = [
+    `job ${job.id}${job.label !== undefined ? ` (${job.label})` : ''}`,
+    `  status:    ${job.status}${job.reason !== undefined ? `: ${job.reason}` : ''}`,
+    `  tier:      ${job.tier}, ${job.gpus} GPU${job.gpus === 1 ? '' : 's'}, ${job.executor}, at most ${credits(job.maxPrice)} cr/GPU-h`,
+    `  submitted: ${new Date(job.submittedAt).toISOString()}, round ${job.round}`
+  ]
+  if (job.award !== undefined) {
+    const a = job.award
+    lines.push(`  award:     ${a.provider} at ${credits(a.price)} cr/GPU-h (${a.paymentRule}, ${a.considered} bid${a.considered === 1 ? '' : 's'} considered)`, `             ${a.why}`)
+  }
+  if (job.receipt !== undefined) {
+    const r = job.receipt
+    lines.push(`  receipt:   exit ${r.exitCode}, ${r.gpuSeconds} GPU-s, outputs ${r.outputs} (${r.outputsValid ? 'checked' : 'NOT checked'})`)
+  }
+  lines.push(`  paid:      ${credits(job.paid)} cr`)
+  out(lines.join('\n'))
+  if (job.bids.length > 0) {
+    out(`\nbids (round ${job.round}):`)
+    const rejected = job.bids.some((b) => b.rejected !== undefined)
+    out(table(['BID', 'PROVIDER', 'PRICE', 'EFFECTIVE', ...(rejected ? ['REJECTED'] : [])], job.bids.map((b) => [
+      abbrev(b.cid), b.provider, credits(b.price), b.effectivePrice !== undefined ? credits(b.effectivePrice) : '-', ...(rejected ? [b.rejected ?? ''] : [])
+    ])))
+  }
+  if (job.explanation !== undefined) out(`\nno acceptable bids:\n  ${explanationLines(job.explanation).join('\n  ')}`)
+  if (job.events.length > 0) out(`\nevents:\n${job.events.map(eventLine).join('\n')}`)
+}
+
+/** The explanation's `summary` lines (protocol/market/explain.ts), or its JSON. */
+function explanationLines (explanation: unknown): string[] {
+  const summary = (explanation as { summary?: unknown } | null)?.summary
+  return Array.isArray(summary) && summary.every((s) => typeof s === 'string') ? summary : toJson(explanation).split('\n')
+}
+
+export async function jobLogsCommand (id: string, command: Command): Promise<void> {
+  const { follow, json } = command.opts<{ follow?: boolean, json?: boolean }>()
+  const client = await clientOf(command)
+  let view = await client.get<LogsView>('/v1/job/logs', { id, from: 0 })
+  let text = view.text
+  if (json !== true) process.stdout.write(view.text)
+  while (follow === true && !view.done) {
+    await sleep(POLL_MS * 2)
+    view = await client.get<LogsView>('/v1/job/logs', { id, from: view.next })
+    text += view.text
+    if (json !== true) process.stdout.write(view.text)
+  }
+  if (json === true) out(toJson({ ...view, text }))
+}
+
+export async function jobResultCommand (id: string, command: Command): Promise<void> {
+  const { out: dir, json } = command.opts<{ out?: string, json?: boolean }>()
+  const result = await (await clientOf(command)).get<ResultView>('/v1/job/result', { id })
+  if (dir !== undefined) await copyOutputs(result, dir)
+  if (json === true) return out(toJson(result))
+  out(`job ${result.id}: ${result.status}${result.exitCode !== undefined ? `, exit ${result.exitCode}` : ''}`)
+  if (result.receipt !== undefined) out(`receipt ${result.receipt.cid} from ${result.receipt.provider}, outputs ${result.receipt.outputs} (${result.receipt.outputsValid ? 'checked' : 'NOT checked'})`)
+  printOutputs(result.outputs)
+  if (dir !== undefined) out(`copied ${result.outputs.length} file${result.outputs.length === 1 ? '' : 's'} to ${dir}`)
+}
+
+/** Copy the outputs into `dir` under their job paths; refuses (before copying anything) if any target exists. */
+async function copyOutputs (result: ResultView, dir: string): Promise<void> {
+  if (result.outputs.length === 0) throw new JobCommandError(`job ${result.id} has no outputs to copy (status ${result.status})`)
+  const targets = result.outputs.map((o) => {
+    const segments = relativeSegments(o.path)
+    if (segments === undefined) throw new JobCommandError(`refusing output path ${JSON.stringify(o.path)}: not a plain relative path`)
+    return { from: o.file, to: join(dir, ...segments) }
+  })
+  const existing = (await Promise.all(targets.map(async (t) => await access(t.to).then(() => t.to, () => undefined)))).filter((t) => t !== undefined)
+  if (existing.length > 0) throw new JobCommandError(`refusing to overwrite ${existing.join(', ')}`)
+  for (const t of targets) {
+    await mkdir(dirname(t.to), { recursive: true })
+    await copyFile(t.from, t.to, fsConstants.COPYFILE_EXCL)
+  }
+}
+
+export async function jobCancelCommand (id: string, command: Command): Promise<void> {
+  const job = await (await clientOf(command)).post<JobView>('/v1/job/cancel', { id })
+  if (command.opts().json === true) return out(toJson(job))
+  out(`job ${job.id}: ${progressLine(job)}`)
+}
+
+export async function jobListCommand (command: Command): Promise<void> {
+  const jobs = await (await clientOf(command)).get<JobView[]>('/v1/jobs')
+  if (command.opts().json === true) return out(toJson(jobs))
+  if (jobs.length === 0) return out('no jobs')
+  out(table(['ID', 'STATUS', 'TIER', 'PROVIDER', 'PRICE', 'PAID', 'LABEL'], jobs.map((j) => [
+    j.id, j.status, j.tier, j.award !== undefined ? abbrev(j.award.provider) : '-',
+    j.award !== undefined ? credits(j.award.price) : `≤${credits(j.maxPrice)}`, credits(j.paid), j.label ?? ''
+  ])))
+}
