@@ -9,12 +9,15 @@ import { CommunityPeersError } from '../bootstrap/community.js'
 import { ApiRequestError, DaemonUnavailableError } from '../node/api/client.js'
 import { ConfigError } from '../node/config/load.js'
 import { DaemonError } from '../node/daemon.js'
+import { JobSpecError } from '../node/market/job-spec.js'
 import { StorageError } from '../node/storage.js'
 import { addConfigFlags } from './config-flags.js'
 import { peersCommand, providersCommand, statusCommand } from './client-commands.js'
 import { UsageError } from './errors.js'
 import { demoCommand } from './demo.js'
 import { initCommand } from './init.js'
+import { JobCommandError, addJobSpecFlags, jobCancelCommand, jobListCommand, jobLogsCommand, jobResultCommand, jobStatusCommand, jobSubmitCommand } from './job-commands.js'
+import { ledgerCommand } from './ledger-command.js'
 import { runDaemon } from './run-daemon.js'
 import { packageVersion } from './version.js'
 
@@ -68,6 +71,38 @@ export function buildProgram (): Command {
     .option('--json', 'print JSON')
     .action(async (_opts, command: Command) => { await providersCommand(command) })
 
+  const job = program.command('job').description('buy GPU time: submit jobs to the market and follow them')
+  addJobSpecFlags(job.command('submit')
+    .description('offer a job to the market (checked here before the daemon is asked)')
+    .usage('[options] [-- <command...>]')
+    .argument('[command...]', 'the job\'s argv, run without a shell')
+    .option('-f, --file <job.json|job.yaml>', 'job file; flags override its values'))
+    .option('--wait', 'follow the job until it is final, then show its outputs (exit 1 unless it settled with exit code 0)')
+    .option(...DATA_DIR)
+    .option('--json', 'print JSON')
+    .action(async (argv: string[], _opts, command: Command) => { await jobSubmitCommand(argv, command) })
+  job.command('status').description('show a job: status, bids, award, receipt, payment, events')
+    .argument('<id>', 'job id').option(...DATA_DIR).option('--json', 'print JSON')
+    .action(async (id: string, _opts, command: Command) => { await jobStatusCommand(id, command) })
+  job.command('logs').description('print a job\'s output (stdout and stderr)')
+    .argument('<id>', 'job id').option('--follow', 'keep printing until the job is final').option(...DATA_DIR).option('--json', 'print JSON')
+    .action(async (id: string, _opts, command: Command) => { await jobLogsCommand(id, command) })
+  job.command('result').description('list a job\'s output files, or copy them')
+    .argument('<id>', 'job id').option('--out <dir>', 'copy the outputs into this directory (never overwrites)').option(...DATA_DIR).option('--json', 'print JSON')
+    .action(async (id: string, _opts, command: Command) => { await jobResultCommand(id, command) })
+  job.command('cancel').description('cancel a job')
+    .argument('<id>', 'job id').option(...DATA_DIR).option('--json', 'print JSON')
+    .action(async (id: string, _opts, command: Command) => { await jobCancelCommand(id, command) })
+  job.command('list').description('list the jobs this node submitted')
+    .option(...DATA_DIR).option('--json', 'print JSON')
+    .action(async (_opts, command: Command) => { await jobListCommand(command) })
+
+  program.command('ledger')
+    .description('show credits earned as a provider and spent as a requester, job by job')
+    .option(...DATA_DIR)
+    .option('--json', 'print JSON')
+    .action(async (_opts, command: Command) => { await ledgerCommand(command) })
+
   program.command('demo')
     .description('run a live local network (a bootstrap peer, four providers, a buyer) and show discovery')
     .option('--dir <dir>', 'where the demo keeps its data dirs', '.gpumesh-demo')
@@ -77,7 +112,7 @@ export function buildProgram (): Command {
   return program
 }
 
-const KNOWN_ERRORS = [KeyFileError, MessageRejectedError, ConfigError, StorageError, DaemonError, DaemonUnavailableError, ApiRequestError, CommunityPeersError, UsageError]
+const KNOWN_ERRORS = [KeyFileError, MessageRejectedError, ConfigError, StorageError, DaemonError, DaemonUnavailableError, ApiRequestError, CommunityPeersError, UsageError, JobSpecError, JobCommandError]
 
 export async function main (argv: string[]): Promise<number> {
   try {

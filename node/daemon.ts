@@ -9,10 +9,12 @@ import { join } from 'node:path'
 import { privateKeyFromProtobuf } from '@libp2p/crypto/keys'
 import { LevelDatastore } from 'datastore-level'
 import { loadOrCreateIdentity, type Identity } from '../crypto/index.js'
-import { capabilityKeys, sealMessage, type CapabilityAd, type GpuInfo, type ProviderQuery, type SealedMessage } from '../protocol/index.js'
+import { capabilityKeys, sealMessage, type CapabilityAd, type GpuInfo, type JobRequest, type ProviderQuery, type SealedMessage } from '../protocol/index.js'
 import { ApiError, startApiServer, type ApiServer } from './api/server.js'
 import { ensureApiToken, removeEndpoint, writeEndpoint } from './api/credentials.js'
 import { Announcer, type KeyState } from './announcer.js'
+import { Market } from './market/market.js'
+import { Peering } from './peering.js'
 import { buildCapabilityAd, declaredGpuInfos } from './capability-ad.js'
 import type { Config } from './config/schema.js'
 import { findProviders, type FindResult } from './discovery.js'
@@ -46,6 +48,8 @@ export interface DaemonOptions {
   /** In-process tests: transports, encrypters and muxers to use instead of TCP/WS, Noise, Yamux. */
   libp2p?: Pick<BuildOptions, 'transports' | 'connectionEncrypters' | 'streamMuxers'>
   metrics?: NodeMetrics
+  /** Market settings for tests and benchmarks: the lease and billing interval put in awards. */
+  market?: { leaseMs?: number, billingIntervalSec?: number }
   /**
    * Where libp2p keeps its peer store and DHT records: a level database in the data dir (default),
    * or memory. In-process networks of many nodes use memory: dozens of level databases in one
@@ -80,6 +84,9 @@ export class Daemon {
   private gpuDetection = 'not run'
   private refreshTimer: NodeJS.Timeout | undefined
   private api: ApiServer | undefined
+  /** Jobs, bids, execution and settlement (not on bootstrap peers). */
+  market: Market | undefined
+  private peering: Peering | undefined
   private stopping: Promise<void> | undefined
   readonly startedAt: number
   private readonly now: () => number
@@ -156,11 +163,33 @@ export class Daemon {
     this.node.addEventListener('peer:disconnect', () => { this.metrics.connectedPeers.set(this.node.getConnections().length) })
     this.node.services.capability.currentAd = () => this.ad?.bytes
     this.log.info('started', { peerId: this.identity.peerId, role, addresses: this.addresses() })
+    if (role === 'node') {
+      await this.startMarket()
+      this.peering = new Peering(this.node, this.options.loggers.forComponent('peering'))
+      this.peering.start()
+    }
     // the API first: if its port is taken, fail before announcing anything
     if (this.options.api !== false) await this.startApi()
     const previous = await this.store.announcedKeys()
     if (role === 'node' && config.provider.sell) await this.sell(previous)
     else await this.announcer.forgetStale(previous, [])
+  }
+
+  private async startMarket (): Promise<void> {
+    const { config, dataDir, loggers } = this.options
+    this.market = await Market.start({
+      signer: this.identity,
+      node: this.node,
+      nodeStore: this.store,
+      dataDir,
+      config,
+      loggers,
+      metrics: this.metrics,
+      now: this.now,
+      ad: () => this.ad,
+      knownAds: async (job) => (await this.findProviders(queryFor(job), { timeoutMs: 5_000 })).providers.map((p) => p.ad),
+      ...this.options.market
+    })
   }
 
   /** Detect and declare GPUs, sign the ad, announce the capability keys. */
@@ -276,7 +305,8 @@ export class Daemon {
         routes: {
           '/v1/status': async () => this.status(),
           '/v1/peers': async () => this.peers(),
-          '/v1/providers': async (query, signal) => await this.findProviders(parseProviderQuery(query), { signal, timeoutMs: numberParam(query, 'timeoutMs', 1, 120_000) })
+          '/v1/providers': async (query, signal) => await this.findProviders(parseProviderQuery(query), { signal, timeoutMs: numberParam(query, 'timeoutMs', 1, 120_000) }),
+          ...this.market?.routes()
         }
       })
     } catch (err) {
@@ -303,6 +333,7 @@ export class Daemon {
     const steps: Array<[string, () => Promise<void>]> = [
       ['close the API', async () => { await this.api?.close() }],
       ['remove api.json', async () => { if (this.api !== undefined) await removeEndpoint(this.options.dataDir) }],
+      ['stop the market', async () => { this.peering?.stop(); await this.market?.stop() }],
       ['withdraw capability keys', async () => { await this.announcer.withdraw() }],
       ['stop the announcer', async () => { await this.announcer.stop() }],
       ['stop libp2p', async () => { await this.node.stop() }],
@@ -328,6 +359,14 @@ function numberParam (query: URLSearchParams, name: string, min: number, max: nu
   const value = Number(raw)
   if (!Number.isFinite(value) || value < min || value > max) throw new ApiError(400, 'BAD_QUERY', `${name} must be a number from ${min} to ${max}`)
   return value
+}
+
+/** The DHT query that finds the providers a job could run on (for the no-bids explanation). */
+function queryFor (job: JobRequest): ProviderQuery {
+  const query: ProviderQuery = {}
+  if (job.resources.minVramGB > 0) query.minVramGB = job.resources.minVramGB
+  if (job.placement.residency === 'strict' && job.placement.regions.length === 1) query.region = job.placement.regions[0] as string
+  return query
 }
 
 export function parseProviderQuery (query: URLSearchParams): ProviderQuery {

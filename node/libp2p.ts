@@ -20,7 +20,9 @@ import { createLibp2p, type Libp2p } from 'libp2p'
 import { PROTOCOLS } from '../protocol/index.js'
 import type { Config } from './config/schema.js'
 import type { NodeMetrics } from './metrics.js'
+import { blobService, type BlobService } from './services/blob.js'
 import { capabilityService, type CapabilityService } from './services/capability.js'
+import { execService, type ExecService } from './services/exec.js'
 
 export type Role = 'node' | 'bootstrap'
 
@@ -33,6 +35,8 @@ export type GpumeshServices = {
   dht: ReturnType<ReturnType<typeof kadDHT>>
   pubsub: ReturnType<ReturnType<typeof gossipsub>>
   capability: CapabilityService
+  blob: BlobService
+  exec: ExecService
   relay?: ReturnType<ReturnType<typeof circuitRelayServer>>
 }
 
@@ -81,7 +85,10 @@ export async function buildLibp2p (options: BuildOptions): Promise<GpumeshLibp2p
       doPX: role === 'bootstrap',
       ...(config.gossip.allowColocation ? { scoreParams: { IPColocationFactorWeight: 0 } } : {})
     }),
-    capability: capabilityService({ metrics: options.metrics, now: options.now })
+    capability: capabilityService({ metrics: options.metrics, now: options.now }),
+    // the daemon sets services.blob.store once its blob store is open
+    blob: blobService({ metrics: options.metrics }),
+    exec: execService()
   }
   if (role === 'bootstrap') services.relay = circuitRelayServer()
 

@@ -66,6 +66,11 @@ export class NodeStore {
     return next
   }
 
+  /** The database for other components' sublevels (the market's records, node/market/store.ts). */
+  get database (): Level<string, unknown> {
+    return this.db
+  }
+
   async close (): Promise<void> {
     await this.db.close()
   }

@@ -23,6 +23,10 @@ export interface NodeSpec {
   sell?: boolean
   /** config.dht overrides (benchmarks compare settings) */
   dht?: Record<string, number>
+  /** Other config.provider values: availability, workloads, peak, country, limits… */
+  provider?: Record<string, unknown>
+  /** The lease and billing interval this node puts in its awards. */
+  market?: { leaseMs?: number, billingIntervalSec?: number }
 }
 
 export interface TestNetwork {
@@ -50,6 +54,7 @@ function configFor (name: string, spec: NodeSpec): ReturnType<typeof resolveConf
         region: spec.region ?? 'local',
         sell: spec.sell ?? true,
         priceFloor: spec.priceFloor ?? 2,
+        ...spec.provider,
         gpus: (spec.gpus ?? []).map((s) => {
           const match = /^(.+):(\d+)(?:x(\d+))?$/.exec(s)
           if (match === null) throw new Error(`bad gpu spec ${s}`)
@@ -72,6 +77,7 @@ export async function startDaemon (root: string, spec: NodeSpec, options: { role
     version: 'test',
     api: false,
     peerStore: 'memory' as const,
+    ...(spec.market !== undefined ? { market: spec.market } : {}),
     libp2p: { transports: [memory()], connectionEncrypters: [plaintext()], streamMuxers: [yamux()] }
   }
   const daemon = options.role === 'bootstrap' ? await startBootstrap(daemonOptions) : await Daemon.start({ ...daemonOptions, role: 'node' })

@@ -1,0 +1,102 @@
+/**
+ * The market's gossip (DESIGN §5, protocol/README §7.2): market topics carry job requests, auction
+ * rounds, bids and awards; the evidence topic carries receipts and failure reports. A topic validator
+ * opens every message with the full §6 checks before gossipsub forwards it: a malformed, forged or
+ * oversized message is REJECTed (gossipsub's peer scoring penalises whoever sent it); a replay or an
+ * expired one is IGNOREd (an honest peer may relay a copy late). Accepted messages reach the market
+ * through `onMessage`, once each.
+ */
+import { TopicValidatorResult, type Message } from '@libp2p/gossipsub'
+import type { PeerId } from '@libp2p/interface'
+import {
+  EVIDENCE_TOPIC, MessageRejectedError, RejectReason, ReplayCache, TOPIC_PREFIX, openMessage,
+  type Kind, type OpenedMessage, type SealedMessage
+} from '../../protocol/index.js'
+import type { GpumeshLibp2p } from '../libp2p.js'
+import type { Logger } from '../logger.js'
+import type { NodeMetrics } from '../metrics.js'
+
+export const MARKET_KINDS = ['job-request', 'auction-round', 'bid', 'award'] as const satisfies readonly Kind[]
+export const EVIDENCE_KINDS = ['receipt', 'failure-report', 'attestation', 'probe-result', 'fraud-proof'] as const satisfies readonly Kind[]
+export type MarketKind = typeof MARKET_KINDS[number]
+export type EvidenceKind = typeof EVIDENCE_KINDS[number]
+export type GossipKind = MarketKind | EvidenceKind
+
+/** Reasons that do not prove the sender misbehaved: ignore, do not penalise. */
+const IGNORED = new Set<string>([RejectReason.REPLAY, RejectReason.EXPIRED, RejectReason.FUTURE_DATED])
+
+export interface GossipOptions {
+  node: GpumeshLibp2p
+  now: () => number
+  log: Logger
+  metrics?: NodeMetrics
+  /** Called once for each accepted message (not for this node's own). */
+  onMessage: (message: OpenedMessage<GossipKind>, topic: string, from: string) => void
+}
+
+export class MarketGossip {
+  private readonly replay = new ReplayCache()
+  private readonly topics = new Set<string>()
+
+  constructor (private readonly options: GossipOptions) {}
+
+  /** Listen on `topics` (market topics or the evidence topic); idempotent. */
+  subscribe (topics: Iterable<string>): void {
+    const pubsub = this.options.node.services.pubsub
+    for (const topic of topics) {
+      if (this.topics.has(topic)) continue
+      if (!topic.startsWith(`${TOPIC_PREFIX}/`)) throw new RangeError(`not a gpumesh topic: ${topic}`)
+      this.topics.add(topic)
+      const kinds: readonly Kind[] = topic === EVIDENCE_TOPIC ? EVIDENCE_KINDS : MARKET_KINDS
+      pubsub.topicValidators.set(topic, (peer: PeerId, message: Message) => this.validate(topic, kinds, peer, message))
+      pubsub.subscribe(topic)
+    }
+  }
+
+  /** Publish a sealed message on `topics`; remembers it so a copy coming back is not handled again. */
+  async publish (message: SealedMessage<GossipKind>, topics: Iterable<string>): Promise<void> {
+    const signer = this.options.node.peerId.toString()
+    const payload = message.payload as { expiresAt: number, nonce?: Uint8Array }
+    this.replay.add(`${message.kind}/${signer}/${message.cid.toString()}`, payload.expiresAt, this.options.now())
+    const pubsub = this.options.node.services.pubsub
+    await Promise.all([...topics].map(async (topic) => {
+      try {
+        await pubsub.publish(topic, message.bytes)
+      } catch (err) {
+        // no peer on the topic yet: the message is lost for them, as any gossip may be
+        this.options.log.debug('publish found no peers', { topic, kind: message.kind, error: (err as Error).message })
+      }
+    }))
+  }
+
+  stop (): void {
+    const pubsub = this.options.node.services.pubsub
+    for (const topic of this.topics) {
+      pubsub.topicValidators.delete(topic)
+      try { pubsub.unsubscribe(topic) } catch {}
+    }
+    this.topics.clear()
+  }
+
+  private validate (topic: string, kinds: readonly Kind[], peer: PeerId, message: Message): TopicValidatorResult {
+    let opened: OpenedMessage<GossipKind>
+    try {
+      opened = openMessage(message.data, kinds as readonly GossipKind[], { now: this.options.now(), replay: this.replay })
+    } catch (err) {
+      if (!(err instanceof MessageRejectedError)) throw err
+      this.options.metrics?.messagesRejected.inc({ kind: `gossip:${topic.slice(TOPIC_PREFIX.length + 1)}`, reason: err.reason })
+      this.options.log.debug('gossip message refused', { topic, from: peer.toString(), reason: err.reason, error: err.message })
+      return IGNORED.has(err.reason) ? TopicValidatorResult.Ignore : TopicValidatorResult.Reject
+    }
+    const from = peer.toString()
+    // hand it over after gossipsub has taken its decision (never throw into gossipsub)
+    queueMicrotask(() => {
+      try {
+        this.options.onMessage(opened, topic, from)
+      } catch (err) {
+        this.options.log.error('market message handler failed', { kind: opened.kind, error: err })
+      }
+    })
+    return TopicValidatorResult.Accept
+  }
+}

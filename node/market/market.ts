@@ -1,0 +1,232 @@
+/**
+ * The market inside one daemon (DESIGN §5–§6): the gossip on market and evidence topics, the
+ * requester (jobs submitted here), the provider (jobs this node bids on and runs, when it sells),
+ * the blob store their inputs and outputs move through, and the market's records in level. It
+ * dispatches gossip to both sides, hands exec streams to the provider, and serves the job and ledger
+ * routes of the local API.
+ */
+import { join } from 'node:path'
+import { randomNonce, type CID, type Signer } from '../../crypto/index.js'
+import {
+  EVIDENCE_TOPIC, MessageRejectedError, openRoundRequest, providerTopics, sealMessage,
+  type CapabilityAd, type JobRequest, type OpenedMessage, type SealedMessage
+} from '../../protocol/index.js'
+import { ApiError, type Route } from '../api/server.js'
+import { BlobError, BlobStore } from '../blobs/store.js'
+import type { Config } from '../config/schema.js'
+import { DockerExecutor } from '../executors/docker.js'
+import { ProcessExecutor } from '../executors/process.js'
+import type { Executor } from '../executors/types.js'
+import { WasmExecutor } from '../executors/wasm.js'
+import type { GpumeshLibp2p } from '../libp2p.js'
+import type { LoggerFactory } from '../logger.js'
+import type { NodeMetrics } from '../metrics.js'
+import type { NodeStore } from '../storage.js'
+import { AuditLog } from './audit.js'
+import { MarketGossip, type GossipKind } from './gossip.js'
+import { JobSpecError, buildJobRequest, validateJobSpec, type JobSpecFields } from './job-spec.js'
+import { ProviderMarket } from './provider.js'
+import { RequesterMarket } from './requester.js'
+import { MarketStore } from './store.js'
+import type { LedgerView } from './views.js'
+
+/** Largest input file a job may name, and all of a job's inputs together. */
+export const MAX_INPUT_BYTES = 256 * 1024 * 1024
+
+export interface MarketOptions {
+  signer: Signer
+  node: GpumeshLibp2p
+  nodeStore: NodeStore
+  dataDir: string
+  config: Config
+  loggers: LoggerFactory
+  metrics?: NodeMetrics
+  now: () => number
+  /** This node's current signed capability ad (undefined while not selling). */
+  ad: () => SealedMessage<'capability-ad'> | undefined
+  /** Capability ads of providers that might run a job (for the no-bids explanation). */
+  knownAds?: (job: JobRequest) => Promise<CapabilityAd[]>
+  /** Executors by kind (default: process, wasm and docker as configured). */
+  executors?: Partial<Record<'process' | 'wasm' | 'docker', Executor>>
+  /** Lease and billing interval this node puts in its awards. */
+  leaseMs?: number
+  billingIntervalSec?: number
+}
+
+export class Market {
+  /** Auctions this node watched, so it can check their awards. */
+  readonly audit = new AuditLog()
+
+  private constructor (
+    private readonly options: MarketOptions,
+    readonly blobs: BlobStore,
+    readonly store: MarketStore,
+    readonly gossip: MarketGossip,
+    readonly requester: RequesterMarket,
+    readonly provider: ProviderMarket
+  ) {}
+
+  static async start (options: MarketOptions): Promise<Market> {
+    const { node, config, loggers, metrics, now } = options
+    const blobs = await BlobStore.open(join(options.dataDir, 'blobs'))
+    node.services.blob.store = blobs
+    const store = new MarketStore(options.nodeStore.database)
+    let market: Market | undefined
+    const gossip = new MarketGossip({
+      node,
+      now,
+      log: loggers.forComponent('gossip'),
+      ...(metrics !== undefined ? { metrics } : {}),
+      onMessage: (message) => { market?.dispatch(message) }
+    })
+    const requester = new RequesterMarket({
+      signer: options.signer,
+      node,
+      gossip,
+      store,
+      blobs,
+      jobsDir: join(options.dataDir, 'jobs'),
+      now,
+      log: loggers.forComponent('requester'),
+      ...(metrics !== undefined ? { metrics } : {}),
+      ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
+      ...(options.billingIntervalSec !== undefined ? { billingIntervalSec: options.billingIntervalSec } : {}),
+      ...(options.knownAds !== undefined ? { knownAds: options.knownAds } : {})
+    })
+    const provider = new ProviderMarket({
+      signer: options.signer,
+      peerId: options.signer.peerId,
+      node,
+      gossip,
+      store,
+      blobs,
+      executors: options.executors ?? defaultExecutors(config, join(options.dataDir, 'work')),
+      ad: options.ad,
+      now,
+      log: loggers.forComponent('provider'),
+      ...(metrics !== undefined ? { metrics } : {})
+    })
+    market = new Market(options, blobs, store, gossip, requester, provider)
+    node.services.exec.onChannel = (channel) => { provider.handleChannel(channel) }
+    gossip.subscribe([...providerTopics(config.provider.region), EVIDENCE_TOPIC])
+    return market
+  }
+
+  /** Route one accepted gossip message to the side that wants it. */
+  private dispatch (message: OpenedMessage<GossipKind>): void {
+    switch (message.kind) {
+      case 'job-request':
+        this.audit.onJob(message as OpenedMessage<'job-request'>)
+        this.provider.onJob(message as OpenedMessage<'job-request'>)
+        return
+      case 'auction-round': {
+        const round = message as OpenedMessage<'auction-round'>
+        let request: OpenedMessage<'job-request'>
+        try {
+          request = openRoundRequest(round, this.options.now())
+        } catch (err) {
+          if (!(err instanceof MessageRejectedError)) throw err
+          this.options.metrics?.messagesRejected.inc({ kind: 'auction-round', reason: err.reason })
+          return
+        }
+        this.provider.onJob(request, { round: round.payload.round, attempt: round.payload.attempt, excluded: round.payload.excluded, opensAt: round.payload.issuedAt })
+        return
+      }
+      case 'bid':
+        this.audit.onBid(message as OpenedMessage<'bid'>)
+        this.requester.onBid(message as OpenedMessage<'bid'>)
+        this.provider.onBid(message as OpenedMessage<'bid'>)
+        return
+      case 'award':
+        this.audit.onAward(message as OpenedMessage<'award'>)
+        void this.store.putEnvelope(message.cid.toString(), message.bytes).catch(() => {})
+        return
+      default:
+        // evidence: kept for the trust layer (DESIGN §7), which reads them from the store
+        void this.store.putEnvelope(message.cid.toString(), message.bytes).catch(() => {})
+    }
+  }
+
+  /** Validate a job spec from the API, import its inputs, sign and submit the job. */
+  async submit (body: unknown): Promise<{ job: string }> {
+    let spec
+    try {
+      spec = validateJobSpec(body as JobSpecFields, 'the request')
+    } catch (err) {
+      if (err instanceof JobSpecError) throw new ApiError(400, 'BAD_JOB', err.message)
+      throw err
+    }
+    const inputs: Array<{ path: string, cid: CID, size: number }> = []
+    let total = 0
+    for (const input of spec.inputs) {
+      try {
+        const blob = await this.blobs.importFile(input.file, MAX_INPUT_BYTES - total)
+        total += blob.size
+        inputs.push({ path: input.path, cid: blob.cid, size: blob.size })
+      } catch (err) {
+        if (err instanceof BlobError) throw new ApiError(400, 'BAD_INPUT', `input ${input.path} (${input.file}): ${err.message}`)
+        throw err
+      }
+    }
+    let request: SealedMessage<'job-request'>
+    try {
+      request = sealMessage(this.options.signer, 'job-request', buildJobRequest(spec, inputs, this.options.now(), randomNonce(16)))
+    } catch (err) {
+      if (err instanceof JobSpecError || err instanceof MessageRejectedError) throw new ApiError(400, 'BAD_JOB', err.message)
+      throw err
+    }
+    return { job: await this.requester.submit(request) }
+  }
+
+  async ledger (): Promise<LedgerView> {
+    const entries = (await this.store.ledger()).sort((a, b) => b.updatedAt - a.updatedAt)
+    const earned = entries.filter((e) => e.role === 'provider').reduce((n, e) => n + e.cumulative, 0)
+    const spent = entries.filter((e) => e.role === 'requester').reduce((n, e) => n + e.cumulative, 0)
+    return { peerId: this.options.signer.peerId, earned, spent, balance: earned - spent, entries }
+  }
+
+  /** The job and ledger routes of the local API. */
+  routes (): Record<string, Route> {
+    const id = (query: URLSearchParams): string => {
+      const value = query.get('id')
+      if (value === null || value === '') throw new ApiError(400, 'BAD_QUERY', 'id is required')
+      return value
+    }
+    const found = <T>(value: T | undefined, job: string): T => {
+      if (value === undefined) throw new ApiError(404, 'NO_SUCH_JOB', `no job ${job} was submitted from this node`)
+      return value
+    }
+    return {
+      'POST /v1/jobs': async (_query, _signal, body) => await this.submit(body),
+      '/v1/jobs': async () => this.requester.list(),
+      '/v1/job': async (query) => found(this.requester.view(id(query)), id(query)),
+      '/v1/job/logs': async (query) => found(await this.requester.logs(id(query), Number(query.get('from') ?? 0) || 0), id(query)),
+      '/v1/job/result': async (query) => found(this.requester.result(id(query)), id(query)),
+      'POST /v1/job/cancel': async (query) => found(await this.requester.cancel(id(query)), id(query)),
+      '/v1/ledger': async () => await this.ledger(),
+      '/v1/audit': async (query) => {
+        const results = this.audit.check(id(query))
+        if (results === undefined) throw new ApiError(404, 'NOT_WATCHED', `this node did not see job ${id(query)} on gossip`)
+        return results
+      },
+      '/v1/market': async () => this.provider.status()
+    }
+  }
+
+  async stop (): Promise<void> {
+    this.options.node.services.exec.onChannel = undefined
+    this.requester.stop()
+    await this.provider.stop()
+    this.gossip.stop()
+  }
+}
+
+/** The executors a provider offers: the kinds in `provider.workloads`. */
+function defaultExecutors (config: Config, workRoot: string): Partial<Record<'process' | 'wasm' | 'docker', Executor>> {
+  const out: Partial<Record<'process' | 'wasm' | 'docker', Executor>> = {}
+  const kinds = new Set(config.provider.workloads)
+  if (kinds.has('process')) out.process = new ProcessExecutor({ workRoot })
+  if (kinds.has('wasm')) out.wasm = new WasmExecutor({ tmpRoot: workRoot })
+  if (kinds.has('docker')) out.docker = new DockerExecutor({ tmpRoot: workRoot })
+  return out
+}

@@ -1,0 +1,57 @@
+/**
+ * What bid damping needs to remember (protocol/market/damping.ts): the prices of other providers'
+ * bids per job, so a provider can stay silent once enough bids at least as good are out. Bounded:
+ * a job is forgotten once its bids have expired, at most MAX_SEEN_JOBS jobs are kept (the oldest
+ * go first), and at most MAX_SEEN_PER_JOB providers per job (enough to decide silence many times
+ * over; a flood of bids from new identities cannot grow it).
+ */
+import type { OpenedMessage } from '../../protocol/index.js'
+
+export const MAX_SEEN_JOBS = 4096
+export const MAX_SEEN_PER_JOB = 64
+/** Expired jobs are swept at most this often. */
+const SWEEP_MS = 10_000
+
+interface SeenJob {
+  /** The latest expiry of the job's bids seen. */
+  expiresAt: number
+  /** Each provider's latest bid (one per round). */
+  bids: Map<string, { price: number, issuedAt: number }>
+}
+
+export class SeenBids {
+  private readonly jobs = new Map<string, SeenJob>()
+  private lastSweep = 0
+
+  get size (): number {
+    return this.jobs.size
+  }
+
+  add (bid: OpenedMessage<'bid'>, now: number): void {
+    this.sweep(now)
+    const job = bid.payload.job.toString()
+    let entry = this.jobs.get(job)
+    if (entry === undefined) {
+      const oldest = this.jobs.keys().next()
+      if (this.jobs.size >= MAX_SEEN_JOBS && oldest.done !== true) this.jobs.delete(oldest.value)
+      this.jobs.set(job, entry = { expiresAt: 0, bids: new Map() })
+    }
+    const earlier = entry.bids.get(bid.signer)
+    if (earlier === undefined && entry.bids.size >= MAX_SEEN_PER_JOB) return
+    if (earlier === undefined || bid.payload.issuedAt >= earlier.issuedAt) entry.bids.set(bid.signer, { price: bid.payload.price, issuedAt: bid.payload.issuedAt })
+    entry.expiresAt = Math.max(entry.expiresAt, bid.payload.expiresAt)
+  }
+
+  /** Prices of the bids for `job` in the round that opened at `opensAt` (undefined: round 1, all of them). */
+  prices (job: string, opensAt: number | undefined, now: number): number[] {
+    const entry = this.jobs.get(job)
+    if (entry === undefined || entry.expiresAt <= now) return []
+    return [...entry.bids.values()].filter((b) => opensAt === undefined || b.issuedAt >= opensAt).map((b) => b.price)
+  }
+
+  private sweep (now: number): void {
+    if (now - this.lastSweep < SWEEP_MS) return
+    this.lastSweep = now
+    for (const [job, entry] of this.jobs) if (entry.expiresAt <= now) this.jobs.delete(job)
+  }
+}

@@ -1,0 +1,160 @@
+/**
+ * The provider's I/O around one job run (DESIGN §6), kept apart from the market's bookkeeping in
+ * provider.ts: fetching the job's inputs from its requester, keeping the job's log, and turning what
+ * the executor produced into blobs, the output manifest and grants for the requester.
+ *
+ * Inputs (protocol/README §5.3): a raw CID is one file placed at `path`; a dag-cbor CID is a manifest
+ * `{ files: [{ path, size, cid }] }` whose files are placed under `path/`, and its `size` bounds the
+ * files together. Every byte is hash-checked by the blob service and kept in the blob store, so a
+ * blob this node already holds is not fetched again.
+ */
+import { CID, DAG_CBOR_CODEC, RAW_CODEC, SHA2_256, decodeCanonical } from '../../crypto/index.js'
+import type { JobRequest } from '../../protocol/index.js'
+import type { BlobStore } from '../blobs/store.js'
+import { buildManifest } from './manifest.js'
+
+/** The largest log kept (and streamed) per job; what comes after is dropped. */
+export const MAX_LOG_BYTES = 8 * 1024 * 1024
+/** The largest input manifest document fetched. */
+export const MAX_INPUT_MANIFEST_BYTES = 1024 * 1024
+
+/** A job's inputs could not be fetched or are not acceptable. */
+export class InputError extends Error {
+  override readonly name = 'InputError'
+}
+
+/** A file for the executor's work dir. */
+export interface JobInput { path: string, bytes: Uint8Array }
+
+export interface FetchInputsOptions {
+  blobs: BlobStore
+  /** Fetch one blob from the requester, at most `maxBytes` (the blob service, hash-checked). */
+  fetch: (cid: CID, maxBytes: number, signal: AbortSignal) => Promise<Uint8Array>
+  /** All of a job's inputs together may not exceed this. */
+  maxBytes: number
+  signal: AbortSignal
+}
+
+/** Fetch (or read locally) every input of a job, in the job's order. Throws InputError. */
+export async function fetchInputs (inputs: JobRequest['workload']['inputs'], options: FetchInputsOptions): Promise<JobInput[]> {
+  const declared = inputs.reduce((sum, i) => sum + i.size, 0)
+  if (declared > options.maxBytes) throw new InputError(`the inputs total ${declared} bytes, over this provider's limit of ${options.maxBytes}`)
+  const out: JobInput[] = []
+  for (const input of inputs) {
+    if (input.cid.code === RAW_CODEC) {
+      out.push({ path: input.path, bytes: await blob(input.cid, input.size, options) })
+      continue
+    }
+    if (input.cid.code !== DAG_CBOR_CODEC) throw new InputError(`input ${input.path}: unsupported CID codec 0x${input.cid.code.toString(16)}`)
+    const files = manifestFiles(await blob(input.cid, MAX_INPUT_MANIFEST_BYTES, options), input.path)
+    const total = files.reduce((sum, f) => sum + f.size, 0)
+    if (total > input.size) throw new InputError(`input ${input.path}: its files total ${total} bytes, more than the ${input.size} declared`)
+    for (const file of files) out.push({ path: `${input.path}/${file.path}`, bytes: await blob(file.cid, file.size, options) })
+  }
+  return out
+}
+
+/** One blob: the local copy when there is one, else fetched from the requester and kept. */
+async function blob (cid: CID, maxBytes: number, options: FetchInputsOptions): Promise<Uint8Array> {
+  options.signal.throwIfAborted()
+  const local = await options.blobs.get(cid).catch(() => undefined)
+  if (local !== undefined && local.byteLength <= maxBytes) return local
+  let bytes: Uint8Array
+  try {
+    bytes = await options.fetch(cid, maxBytes, options.signal)
+  } catch (err) {
+    throw new InputError((err as Error).message)
+  }
+  await options.blobs.putWithCid(cid, bytes)
+  return bytes
+}
+
+/** The files of an input manifest, or InputError. */
+function manifestFiles (bytes: Uint8Array, where: string): Array<{ path: string, size: number, cid: CID }> {
+  let value: unknown
+  try {
+    value = decodeCanonical(bytes)
+  } catch (err) {
+    throw new InputError(`input ${where}: the manifest is not canonical DAG-CBOR (${(err as Error).message})`)
+  }
+  const files = (value as { files?: unknown } | null)?.files
+  if (!Array.isArray(files) || files.length > 4096) throw new InputError(`input ${where}: the manifest is not { files: [...] } of at most 4096 files`)
+  return files.map((f: unknown, i) => {
+    const { path, size, cid } = (f ?? {}) as { path?: unknown, size?: unknown, cid?: unknown }
+    const c = CID.asCID(cid)
+    if (typeof path !== 'string' || path === '' || typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0 ||
+      c == null || c.version !== 1 || c.code !== RAW_CODEC || c.multihash.code !== SHA2_256) {
+      throw new InputError(`input ${where}: manifest file ${i} is not { path, size, cid } with a raw sha2-256 CID`)
+    }
+    return { path, size, cid: c }
+  })
+}
+
+/** A job's combined stdout/stderr, kept up to a cap; offsets are those streamed to the requester. */
+export class LogBuffer {
+  private readonly chunks: Uint8Array[] = []
+  private length = 0
+  /** True once something was dropped at the cap. */
+  truncated = false
+
+  constructor (readonly cap: number = MAX_LOG_BYTES) {}
+
+  get size (): number {
+    return this.length
+  }
+
+  /** Keep (a copy of) what fits under the cap; returns it with its offset, or undefined when nothing fits. */
+  append (data: Uint8Array): { offset: number, data: Uint8Array } | undefined {
+    const room = this.cap - this.length
+    if (data.byteLength > room) this.truncated = true
+    if (room <= 0 || data.byteLength === 0) return undefined
+    const kept = data.slice(0, room)
+    const offset = this.length
+    this.chunks.push(kept)
+    this.length += kept.byteLength
+    return { offset, data: kept }
+  }
+
+  bytes (): Uint8Array {
+    const out = new Uint8Array(this.length)
+    let at = 0
+    for (const chunk of this.chunks) {
+      out.set(chunk, at)
+      at += chunk.byteLength
+    }
+    return out
+  }
+}
+
+/** What a finished run left for the requester: the manifest, the log blob and the files. */
+export interface StoredResult {
+  manifest: CID
+  /** Absent when the job wrote no log. */
+  logs?: CID
+  files: Array<{ path: string, size: number, cid: CID }>
+}
+
+/**
+ * Store the produced outputs (in the job's declared order, only those produced) and the log as
+ * blobs, build the manifest, and grant all of it to the requester.
+ */
+export async function storeResult (
+  blobs: BlobStore,
+  declared: readonly string[],
+  outputs: ReadonlyArray<{ path: string, bytes: Uint8Array }>,
+  log: Uint8Array,
+  requester: string
+): Promise<StoredResult> {
+  const produced = new Map(outputs.map((o) => [o.path, o.bytes]))
+  const files: StoredResult['files'] = []
+  for (const path of new Set(declared)) {
+    const bytes = produced.get(path)
+    if (bytes === undefined) continue
+    const stored = await blobs.put(bytes)
+    files.push({ path, size: stored.size, cid: stored.cid })
+  }
+  const manifest = (await blobs.putCbor(buildManifest(files))).cid
+  const logs = log.byteLength > 0 ? (await blobs.put(log)).cid : undefined
+  for (const cid of [manifest, ...(logs !== undefined ? [logs] : []), ...files.map((f) => f.cid)]) blobs.grant(cid, requester)
+  return { manifest, ...(logs !== undefined ? { logs } : {}), files }
+}

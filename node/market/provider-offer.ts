@@ -1,0 +1,161 @@
+/**
+ * The provider side's shared shapes (node/market/provider.ts, provider-jobs.ts): its options, and
+ * the `Offer` — one bid sent, and the job when it wins: the lifecycle state with everything node/
+ * keeps beside it (the exec stream, the evidence, the run) — with the two records written from it,
+ * the provider's job record and its ledger entry.
+ */
+import type { PeerId } from '@libp2p/interface'
+import type { Signer } from '../../crypto/index.js'
+import {
+  isProviderFinal,
+  type Allocation, type EvidenceRef, type JobState, type OpenedMessage, type ProviderJob, type SealedMessage
+} from '../../protocol/index.js'
+import type { BlobStore } from '../blobs/store.js'
+import type { Executor } from '../executors/types.js'
+import type { GpumeshLibp2p } from '../libp2p.js'
+import type { Logger } from '../logger.js'
+import type { NodeMetrics } from '../metrics.js'
+import type { ExecChannel } from '../services/exec.js'
+import type { MarketGossip } from './gossip.js'
+import { LogBuffer, type JobInput, type StoredResult } from './provider-io.js'
+import type { MarketStore } from './store.js'
+import type { LedgerEntry } from './views.js'
+
+/** What the provider side is built from (market.ts passes the daemon's). */
+export interface ProviderMarketOptions {
+  signer: Signer
+  peerId: string
+  node: GpumeshLibp2p
+  gossip: MarketGossip
+  store: MarketStore
+  blobs: BlobStore
+  executors: Partial<Record<'process' | 'wasm' | 'docker', Executor>>
+  /** This node's signed capability ad; undefined while it does not sell. */
+  ad: () => SealedMessage<'capability-ad'> | undefined
+  now: () => number
+  log: Logger
+  metrics?: NodeMetrics
+  /** Notice a preempted bronze job gets (default DEFAULT_PREEMPT_NOTICE_MS). */
+  preemptNoticeMs?: number
+  /** All of a job's inputs together (default DEFAULT_MAX_INPUT_BYTES). */
+  maxInputBytes?: number
+}
+
+
+export interface Offer {
+  request: OpenedMessage<'job-request'>
+  /** The auction round the bid was for (1 = the job request itself). */
+  round: number
+  bid: SealedMessage<'bid'>
+  state: ProviderJob
+  /** Events reduced one at a time; store writes in order. */
+  queue: Promise<void>
+  saving: Promise<void>
+  timers: Set<NodeJS.Timeout>
+  /** Signed envelopes a failure report may embed, and the CIDs of those kept in the store. */
+  evidence: Partial<Record<EvidenceRef, Uint8Array>>
+  envelopes: Partial<Record<EvidenceRef, string>>
+  channel?: ExecChannel
+  requesterId?: PeerId
+  award?: OpenedMessage<'award'>
+  /** GPUs committed once the award is accepted; released in a final status. */
+  allocation?: Allocation
+  /** Preempted jobs whose GPUs this one waits for. */
+  displaces: Offer[]
+  /** Aborts the input fetch and the run (stop-work). */
+  work?: AbortController
+  inputs?: JobInput[]
+  result?: StoredResult
+  log: LogBuffer
+  /** Last job-status seq sent, the state it carried, and a note for the next final status. */
+  statusSeq: number
+  lastState?: JobState
+  note?: string
+  /** The latest valid payment from the requester. */
+  payment: { seq: number, cumulative: number, gpuSeconds: number }
+  finalized: boolean
+  /** The requester's side of the stream has ended. */
+  streamEnded?: boolean
+  linger?: NodeJS.Timeout
+}
+
+export function newOffer (request: OpenedMessage<'job-request'>, round: number, bid: SealedMessage<'bid'>, state: ProviderJob): Offer {
+  return {
+    request,
+    round,
+    bid,
+    state,
+    queue: Promise.resolve(),
+    saving: Promise.resolve(),
+    timers: new Set(),
+    evidence: {},
+    envelopes: {},
+    displaces: [],
+    log: new LogBuffer(),
+    statusSeq: 0,
+    payment: { seq: 0, cumulative: 0, gpuSeconds: 0 },
+    finalized: false
+  }
+}
+
+/** The job id (CID string). */
+export const idOf = (offer: Offer): string => offer.request.cid.toString()
+
+/** The GPUs the job holds (or would hold: the bid's). */
+export const gpusOf = (offer: Offer): string[] => offer.allocation?.gpus ?? offer.bid.payload.gpus
+
+/** `market-provider/<job>/<bid>`: plain JSON, envelopes by CID, and the whole lifecycle state. */
+export interface ProviderRecord {
+  job: string
+  bid: string
+  round: number
+  requester: string
+  status: ProviderJob['status']
+  reason?: string
+  gpus: string[]
+  /** CIDs of the envelopes kept in `market-envelopes`. */
+  envelopes: Partial<Record<EvidenceRef | 'request' | 'bid', string>>
+  manifest?: string
+  logs?: string
+  machine: ProviderJob
+  updatedAt: number
+}
+
+export function offerRecord (offer: Offer, now: number): ProviderRecord {
+  const s = offer.state
+  const result = offer.result
+  return {
+    job: idOf(offer),
+    bid: offer.bid.cid.toString(),
+    round: offer.round,
+    requester: offer.request.signer,
+    status: s.status,
+    ...(s.reason !== undefined ? { reason: s.reason } : {}),
+    gpus: gpusOf(offer),
+    envelopes: { request: idOf(offer), bid: offer.bid.cid.toString(), ...offer.envelopes },
+    ...(result !== undefined ? { manifest: result.manifest.toString() } : {}),
+    ...(result?.logs !== undefined ? { logs: result.logs.toString() } : {}),
+    machine: s,
+    updatedAt: now
+  }
+}
+
+/** The ledger entry of an awarded offer: 'open' until the job's final status, then that status. */
+export function offerLedgerEntry (offer: Offer, now: number): LedgerEntry | undefined {
+  const award = offer.award
+  if (award === undefined) return undefined
+  const s = offer.state
+  return {
+    job: idOf(offer),
+    award: award.cid.toString(),
+    role: 'provider',
+    counterparty: offer.request.signer,
+    price: award.payload.price,
+    cumulative: offer.payment.cumulative,
+    seq: offer.payment.seq,
+    gpuSeconds: Math.max(s.finished?.gpuSeconds ?? 0, offer.payment.gpuSeconds),
+    ...(s.finished !== undefined ? { owed: s.finished.owed } : {}),
+    state: isProviderFinal(s.status) ? s.status : 'open',
+    updatedAt: now
+  }
+}

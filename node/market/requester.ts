@@ -1,0 +1,580 @@
+/**
+ * The requester's side of the market (DESIGN §5–§6): it gossips a job, collects bids, decides the
+ * award with the shared pure logic, contacts the winner on the exec stream, watches heartbeats,
+ * pays each billing interval, checks the receipt against the outputs it fetches, and re-auctions
+ * when a provider fails. The job's state machine is `reduceRequester` (protocol/market); this class
+ * feeds it events and carries out its effects. One `RequesterMarket` per node; one `ActiveJob` per
+ * job submitted here.
+ */
+import { appendFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+import { peerIdFromString } from '@libp2p/peer-id'
+import { CID, decodeCanonical, type Signer } from '../../crypto/index.js'
+import {
+  DEFAULT_BILLING_INTERVAL_SEC, DEFAULT_LEASE_MS, EVIDENCE_TOPIC, MessageRejectedError,
+  decideAward, explainNoBids, isRequesterFinal, jobTopics, openMessage, reduceRequester, requesterInitFromJob,
+  sealMessage, startRequesterJob,
+  type CapabilityAd, type EvidenceRef, type JobRequest, type OpenedMessage, type RankedBid, type RequesterEffect,
+  type RequesterEvent, type RequesterJob, type SealedMessage
+} from '../../protocol/index.js'
+import type { BlobStore } from '../blobs/store.js'
+import type { GpumeshLibp2p } from '../libp2p.js'
+import type { Logger } from '../logger.js'
+import type { NodeMetrics } from '../metrics.js'
+import type { ExecChannel } from '../services/exec.js'
+import type { MarketGossip } from './gossip.js'
+import { checkManifest, type OutputManifest } from './manifest.js'
+import { Reputation } from './reputation.js'
+import type { MarketStore } from './store.js'
+import { jobView, type JobRecord } from './requester-views.js'
+import type { JobView, LogsView, ResultView } from './views.js'
+
+/** Most bytes of outputs fetched for one job, all files together. */
+export const MAX_OUTPUT_BYTES = 256 * 1024 * 1024
+const MAX_MANIFEST_BYTES = 1024 * 1024
+const MAX_EVENTS = 200
+const HOUR_MS = 3_600_000
+const DAY_MS = 24 * HOUR_MS
+
+export interface RequesterOptions {
+  signer: Signer
+  node: GpumeshLibp2p
+  gossip: MarketGossip
+  store: MarketStore
+  blobs: BlobStore
+  /** Where fetched outputs and logs go: `<jobsDir>/<job id>/`. */
+  jobsDir: string
+  now: () => number
+  log: Logger
+  metrics?: NodeMetrics
+  /** Lease and billing interval put in awards (defaults: 30 s, 300 s). */
+  leaseMs?: number
+  billingIntervalSec?: number
+  /** Capability ads of providers that might run `job`, for the no-bids explanation (a DHT lookup). */
+  knownAds?: (job: JobRequest) => Promise<CapabilityAd[]>
+}
+
+/** What is kept per award attempt: the signed award, its stream and the envelopes that may become evidence. */
+interface Attempt {
+  award: SealedMessage<'award'>
+  provider: string
+  price: number
+  channel?: ExecChannel
+  evidence: Partial<Record<EvidenceRef, Uint8Array>>
+  paySeq: number
+  /** Bytes of this attempt's log received so far. */
+  logBytes: number
+}
+
+interface ActiveJob {
+  record: JobRecord
+  request: SealedMessage<'job-request'>
+  state: RequesterJob
+  /** Bids of the current round, by CID string. */
+  bids: Map<string, OpenedMessage<'bid'>>
+  /** The decision taken when the round closed, sent as the award. */
+  decision?: { award: Omit<SealedMessage<'award'>['payload'], 'v' | 'issuedAt' | 'expiresAt'>, ranking: RankedBid[] }
+  attempts: Map<number, Attempt>
+  /** Pending wakes by time: a wake superseded by an earlier one must still fire (lifecycle-shared.ts). */
+  timers: Map<number, NodeJS.Timeout>
+  /** Events are applied one at a time, in order. */
+  queue: Promise<void>
+}
+
+export class RequesterMarket {
+  private readonly jobs = new Map<string, ActiveJob>()
+  private readonly reputation = new Reputation()
+
+  constructor (private readonly options: RequesterOptions) {}
+
+  get peerId (): string {
+    return this.options.signer.peerId
+  }
+
+  /** Offer a sealed job request to the market; returns the job id. */
+  async submit (request: SealedMessage<'job-request'>): Promise<string> {
+    const id = request.cid.toString()
+    if (this.jobs.has(id)) return id
+    const now = this.options.now()
+    const job = request.payload
+    const transition = startRequesterJob(requesterInitFromJob(id, job, {
+      leaseMs: this.options.leaseMs ?? DEFAULT_LEASE_MS,
+      billingIntervalSec: this.options.billingIntervalSec ?? DEFAULT_BILLING_INTERVAL_SEC
+    }), now)
+    const record: JobRecord = {
+      id, request: id, submittedAt: now, updatedAt: now, bids: [], paid: 0, events: [], logBytes: 0, state: transition.state
+    }
+    const active: ActiveJob = { record, request, state: transition.state, bids: new Map(), attempts: new Map(), timers: new Map(), queue: Promise.resolve() }
+    this.jobs.set(id, active)
+    await this.options.store.putEnvelope(id, request.bytes)
+    await mkdir(this.jobDir(id), { recursive: true, mode: 0o700 })
+    this.options.gossip.subscribe(jobTopics(job.placement))
+    this.event(active, 'submitted', `${job.sla.tier} job for ${job.resources.gpus} GPU(s), cap ${credits(job.sla.maxPrice)}/GPU-h, bid window ${job.auction.bidWindowMs} ms`)
+    await this.carryOut(active, transition.effects)
+    return id
+  }
+
+  /** A bid seen on gossip: counted when it is for one of our jobs in its bidding round. */
+  onBid (bid: OpenedMessage<'bid'>): void {
+    const active = this.jobs.get(bid.payload.job.toString())
+    if (active === undefined) return
+    this.enqueue(active, async () => {
+      if (active.state.status !== 'bidding' || active.bids.has(bid.cid.toString())) return
+      const before = active.state.auction.bids.length
+      await this.apply(active, { type: 'bid-received', now: this.options.now(), bid: bid.cid.toString(), provider: bid.signer })
+      if (active.state.auction.bids.length === before) return
+      active.bids.set(bid.cid.toString(), bid)
+      active.record.bids.push({ cid: bid.cid.toString(), provider: bid.signer, price: bid.payload.price, model: bid.payload.model, region: bid.payload.region })
+      this.event(active, 'bid', `bid ${credits(bid.payload.price)}/GPU-h (${bid.payload.model}, ${bid.payload.region})`, bid.signer)
+    })
+  }
+
+  async cancel (id: string): Promise<JobView | undefined> {
+    const active = this.jobs.get(id)
+    if (active === undefined) return undefined
+    await this.enqueue(active, async () => { await this.apply(active, { type: 'cancel', now: this.options.now() }) })
+    return this.view(id)
+  }
+
+  view (id: string): JobView | undefined {
+    const active = this.jobs.get(id)
+    return active === undefined ? undefined : jobView(active.record, active.request.payload, active.state)
+  }
+
+  list (): JobView[] {
+    return [...this.jobs.values()].map((a) => jobView(a.record, a.request.payload, a.state)).sort((a, b) => b.submittedAt - a.submittedAt)
+  }
+
+  async logs (id: string, from: number): Promise<LogsView | undefined> {
+    const active = this.jobs.get(id)
+    if (active === undefined) return undefined
+    const bytes = await readFile(join(this.jobDir(id), 'log')).catch(() => new Uint8Array(0))
+    const start = Math.min(Math.max(0, from), bytes.byteLength)
+    return { text: new TextDecoder().decode(bytes.subarray(start)), next: bytes.byteLength, done: isRequesterFinal(active.state.status) }
+  }
+
+  result (id: string): ResultView | undefined {
+    const active = this.jobs.get(id)
+    if (active === undefined) return undefined
+    const r = active.record
+    return {
+      id,
+      status: active.state.status,
+      ...(r.receipt !== undefined ? { exitCode: r.receipt.exitCode, receipt: r.receipt } : {}),
+      outputs: r.outputs ?? []
+    }
+  }
+
+  stop (): void {
+    for (const active of this.jobs.values()) {
+      for (const timer of active.timers.values()) clearTimeout(timer)
+      for (const attempt of active.attempts.values()) attempt.channel?.abort(new Error('the requester is shutting down'))
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // The state machine
+  // -------------------------------------------------------------------------------------------
+
+  /** Run `work` after everything queued for the job (events never interleave). */
+  private async enqueue (active: ActiveJob, work: () => Promise<void>): Promise<void> {
+    const next = active.queue.then(work).catch((err: unknown) => {
+      this.options.log.error('job event failed', { job: active.record.id, error: err })
+    })
+    active.queue = next
+    await next
+  }
+
+  /** Feed one event to the lifecycle and carry out what it asks. Call inside `enqueue`. */
+  private async apply (active: ActiveJob, event: RequesterEvent): Promise<void> {
+    const { state, effects } = reduceRequester(active.state, event)
+    const before = active.state.status
+    active.state = state
+    if (state.status !== before) {
+      this.event(active, state.status, state.reason !== undefined && isRequesterFinal(state.status) ? `${state.status}: ${state.reason}` : state.status)
+    }
+    await this.carryOut(active, effects)
+  }
+
+  private feed (active: ActiveJob, event: RequesterEvent): void {
+    void this.enqueue(active, async () => { await this.apply(active, event) })
+  }
+
+  private async carryOut (active: ActiveJob, effects: RequesterEffect[]): Promise<void> {
+    for (const effect of effects) {
+      try {
+        await this.effect(active, effect)
+      } catch (err) {
+        this.options.log.error('job effect failed', { job: active.record.id, effect: effect.type, error: err })
+      }
+    }
+    active.record.state = active.state
+    active.record.updatedAt = this.options.now()
+    await this.options.store.put('requester', active.record.id, active.record).catch((err: unknown) => {
+      this.options.log.error('cannot save the job record', { job: active.record.id, error: err })
+    })
+    if (isRequesterFinal(active.state.status)) this.finish(active)
+  }
+
+  private async effect (active: ActiveJob, effect: RequesterEffect): Promise<void> {
+    const now = this.options.now()
+    const job = active.request.payload
+    switch (effect.type) {
+      case 'publish-job':
+        await this.options.gossip.publish(active.request, jobTopics(job.placement))
+        return
+      case 're-auction': {
+        active.bids.clear()
+        active.record.bids = []
+        const round = sealMessage(this.options.signer, 'auction-round', {
+          v: 1,
+          issuedAt: now,
+          expiresAt: Math.min(job.expiresAt, now + job.auction.bidWindowMs + HOUR_MS),
+          job: active.request.cid,
+          round: Math.min(64, active.state.auction.round),
+          attempt: effect.attempt,
+          excluded: effect.exclude,
+          request: active.request.bytes
+        })
+        this.event(active, 're-auction', `round ${active.state.auction.round} (${effect.reason}${effect.exclude.length > 0 ? `, excluding ${effect.exclude.length}` : ''})`)
+        await this.options.gossip.publish(round, jobTopics(job.placement))
+        return
+      }
+      case 'close-auction':
+        this.closeAuction(active, effect.round, effect.exclude, now)
+        return
+      case 'explain':
+        this.event(active, 'no-bids', effect.bids === 0 ? 'no bids in the window' : `none of ${effect.bids} bid(s) acceptable`)
+        this.explain(active, now)
+        return
+      case 'send-award':
+        await this.sendAward(active, effect, now)
+        return
+      case 'verify':
+        // replicate/spotcheck need a second provider's run (trust layer): accepted on the receipt for now
+        this.feed(active, { type: 'verification-done', now, ok: true })
+        return
+      case 'cancel':
+        await this.sendCancel(active, effect.reason, now)
+        return
+      case 'pay':
+        await this.pay(active, effect, now)
+        return
+      case 'record-failure':
+        await this.recordFailure(active, effect, now)
+        return
+      case 'wake': {
+        if (active.timers.has(effect.at)) return
+        const timer = setTimeout(() => {
+          active.timers.delete(effect.at)
+          // a timer may fire a millisecond before the wall clock reaches `at`: the tick is for `at`
+          this.feed(active, { type: 'tick', now: Math.max(this.options.now(), effect.at) })
+        }, Math.min(Math.max(0, effect.at - now), 2 ** 31 - 1))
+        timer.unref()
+        active.timers.set(effect.at, timer)
+        return
+      }
+      case 'ignored':
+        this.options.log.debug('job event ignored', { job: active.record.id, reason: effect.reason })
+    }
+  }
+
+  /** The auction closed: decide with the shared logic, and tell the lifecycle. */
+  private closeAuction (active: ActiveJob, round: number, exclude: string[], now: number): void {
+    const bids = active.state.auction.bids.map((b) => active.bids.get(b.bid)).filter((b): b is OpenedMessage<'bid'> => b !== undefined)
+    let decision
+    try {
+      decision = decideAward({
+        job: { cid: active.request.cid, payload: active.request.payload },
+        bids,
+        reliability: (peer) => this.reputation.reliability(peer),
+        excluded: exclude,
+        attempt: active.state.attempt + 1,
+        now,
+        leaseMs: active.state.config.leaseMs,
+        billingIntervalSec: active.state.config.billingIntervalMs / 1000
+      })
+    } catch (err) {
+      this.options.log.warn('award decision failed', { job: active.record.id, error: err })
+      this.feed(active, { type: 'bidding-closed', now, round })
+      return
+    }
+    for (const view of active.record.bids) {
+      const ranked = decision.kind === 'award' ? decision.ranking.find((r) => r.cid === view.cid) : undefined
+      if (ranked !== undefined) view.effectivePrice = Math.round(ranked.effectivePrice)
+      const rejected = decision.rejected.find((r) => r.cid === view.cid)
+      if (rejected !== undefined) view.rejected = rejected.reason
+    }
+    if (decision.kind === 'none') {
+      this.feed(active, { type: 'bidding-closed', now, round })
+      return
+    }
+    active.decision = { award: decision.award, ranking: decision.ranking }
+    this.feed(active, { type: 'bidding-closed', now, round, winner: { bid: decision.award.bid.toString(), provider: decision.award.winner, price: decision.award.price } })
+  }
+
+  /** Ask the network which providers exist, and say why none of them bid. */
+  private explain (active: ActiveJob, now: number): void {
+    const knownAds = this.options.knownAds
+    if (knownAds === undefined) return
+    void knownAds(active.request.payload).then((ads) => {
+      active.record.explanation = explainNoBids(active.request.payload, ads, now)
+      for (const line of active.record.explanation.summary) this.event(active, 'explanation', line)
+    }).catch((err: unknown) => { this.options.log.warn('no-bids explanation failed', { job: active.record.id, error: err }) })
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // The exec stream
+  // -------------------------------------------------------------------------------------------
+
+  private async sendAward (active: ActiveJob, effect: Extract<RequesterEffect, { type: 'send-award' }>, now: number): Promise<void> {
+    const decided = active.decision
+    if (decided === undefined || decided.award.bid.toString() !== effect.bid) throw new Error('no award decision for this bid')
+    const award = sealMessage(this.options.signer, 'award', {
+      v: 1, issuedAt: now, expiresAt: now + HOUR_MS, ...decided.award, attempt: effect.attempt, leaseMs: effect.leaseMs, billingIntervalSec: effect.billingIntervalSec
+    })
+    const attempt: Attempt = { award, provider: effect.provider, price: effect.price, evidence: { award: award.bytes }, paySeq: 0, logBytes: 0 }
+    active.attempts.set(effect.attempt, attempt)
+    await this.options.store.putEnvelope(award.cid.toString(), award.bytes)
+    const runnerUp = decided.ranking[1]
+    const winner = decided.ranking[0]
+    active.record.award = {
+      attempt: effect.attempt,
+      cid: award.cid.toString(),
+      provider: effect.provider,
+      bid: effect.bid,
+      price: effect.price,
+      paymentRule: award.payload.paymentRule,
+      considered: award.payload.considered.length,
+      why: winner === undefined
+        ? 'the only acceptable bid'
+        : `lowest effective price ${credits(Math.round(winner.effectivePrice))}` + (runnerUp !== undefined ? ` vs ${credits(Math.round(runnerUp.effectivePrice))} next of ${decided.ranking.length}` : ' (the only bid)'),
+      awardedAt: now
+    }
+    this.event(active, 'award', `awarded to ${short(effect.provider)} at ${credits(effect.price)}/GPU-h: ${active.record.award.why}`, effect.provider)
+    // third parties can recompute it (protocol/market/award.ts auditAward)
+    await this.options.gossip.publish(award, jobTopics(active.request.payload.placement))
+    for (const input of active.request.payload.workload.inputs) this.options.blobs.grant(input.cid, effect.provider)
+    void this.talk(active, attempt)
+  }
+
+  /** Open the exec stream, send the award, and handle what the provider sends until the stream ends. */
+  private async talk (active: ActiveJob, attempt: Attempt): Promise<void> {
+    let channel: ExecChannel
+    try {
+      channel = await this.options.node.services.exec.open(peerIdFromString(attempt.provider))
+      attempt.channel = channel
+      await channel.sendMessage(attempt.award.bytes)
+    } catch (err) {
+      // no answer within one lease counts as a no-show: the lifecycle's timer handles it
+      this.event(active, 'unreachable', `cannot reach ${short(attempt.provider)}: ${(err as Error).message}`, attempt.provider)
+      return
+    }
+    try {
+      for await (const frame of channel.frames()) {
+        if (frame.type === 'log') await this.onLog(active, attempt, frame.offset, frame.data)
+        else this.onProviderMessage(active, attempt, frame.bytes)
+      }
+    } catch (err) {
+      this.options.log.debug('exec stream ended with an error', { job: active.record.id, error: (err as Error).message })
+    }
+  }
+
+  private onProviderMessage (active: ActiveJob, attempt: Attempt, bytes: Uint8Array): void {
+    const now = this.options.now()
+    let message: OpenedMessage<'award-response' | 'job-status' | 'receipt'>
+    try {
+      message = openMessage(bytes, ['award-response', 'job-status', 'receipt'], { now })
+    } catch (err) {
+      if (!(err instanceof MessageRejectedError)) throw err
+      this.options.metrics?.messagesRejected.inc({ kind: 'exec', reason: err.reason })
+      this.options.log.warn('bad message on the exec stream', { job: active.record.id, error: err.message })
+      return
+    }
+    const p = message.payload
+    if (message.signer !== attempt.provider || !p.job.equals(active.request.cid)) return
+    if ('award' in p && !p.award.equals(attempt.award.cid)) return
+    const provider = attempt.provider
+    if (message.kind === 'award-response') {
+      const r = message.payload as OpenedMessage<'award-response'>['payload']
+      attempt.evidence['award-response'] = bytes
+      this.feed(active, r.decision === 'accept'
+        ? { type: 'award-accepted', now, provider }
+        : { type: 'award-declined', now, provider, ...(r.reason !== undefined ? { reason: r.reason } : {}) })
+      if (r.decision === 'accept') this.event(active, 'accepted', `${short(provider)} accepted`, provider)
+      else this.event(active, 'declined', `${short(provider)} declined: ${r.reason ?? 'no reason given'}`, provider)
+    } else if (message.kind === 'job-status') {
+      const s = message.payload as OpenedMessage<'job-status'>['payload']
+      attempt.evidence['last-status'] = bytes
+      if (s.state !== 'running' && s.state !== 'accepted') this.event(active, s.state, `provider reports ${s.state}${s.message !== undefined ? `: ${s.message}` : ''}`, provider)
+      this.feed(active, { type: 'heartbeat', now, provider, seq: s.seq, state: s.state, gpuSeconds: s.gpuSeconds })
+    } else {
+      attempt.evidence.receipt = bytes
+      void this.onReceipt(active, attempt, message as OpenedMessage<'receipt'>)
+    }
+  }
+
+  private async onLog (active: ActiveJob, attempt: Attempt, offset: number, data: Uint8Array): Promise<void> {
+    if (offset !== attempt.logBytes) return // a gap or a repeat: the receipt's log blob is authoritative
+    attempt.logBytes += data.byteLength
+    active.record.logBytes += data.byteLength
+    await appendFile(join(this.jobDir(active.record.id), 'log'), data)
+  }
+
+  /** Fetch the outputs the receipt names and recompute every CID; then tell the lifecycle. */
+  private async onReceipt (active: ActiveJob, attempt: Attempt, receipt: OpenedMessage<'receipt'>): Promise<void> {
+    const r = receipt.payload
+    const now = this.options.now()
+    await this.options.store.putEnvelope(receipt.cid.toString(), receipt.bytes)
+    let outputsValid = r.requester === this.peerId
+    let detail = outputsValid ? '' : 'the receipt names another requester'
+    if (outputsValid) {
+      try {
+        active.record.outputs = await this.fetchOutputs(active, attempt, r.outputs)
+      } catch (err) {
+        outputsValid = false
+        detail = (err as Error).message
+      }
+    }
+    active.record.receipt = {
+      cid: receipt.cid.toString(),
+      provider: attempt.provider,
+      exitCode: r.exitCode,
+      startedAt: r.startedAt,
+      endedAt: r.endedAt,
+      gpuSeconds: r.gpuSeconds,
+      outputs: r.outputs.toString(),
+      outputsValid
+    }
+    this.reputation.record(attempt.provider, outputsValid && r.exitCode !== -1)
+    this.event(active, 'receipt', outputsValid
+      ? `receipt: exit ${r.exitCode}, ${r.gpuSeconds} GPU-s, ${active.record.outputs?.length ?? 0} output(s) verified`
+      : `receipt rejected: ${detail}`, attempt.provider)
+    this.feed(active, { type: 'receipt-received', now: Math.max(now, this.options.now()), provider: attempt.provider, exitCode: r.exitCode, gpuSeconds: r.gpuSeconds, outputsValid })
+  }
+
+  private async fetchOutputs (active: ActiveJob, attempt: Attempt, manifestCid: CID): Promise<ResultView['outputs']> {
+    const blob = this.options.node.services.blob
+    const peer = peerIdFromString(attempt.provider)
+    const manifestBytes = await blob.fetch(peer, manifestCid, { maxBytes: MAX_MANIFEST_BYTES })
+    const manifest: OutputManifest = checkManifest(decodeCanonical(manifestBytes), active.request.payload.workload.outputs)
+    const total = manifest.files.reduce((n, f) => n + f.size, 0)
+    if (total > MAX_OUTPUT_BYTES) throw new Error(`outputs of ${total} bytes exceed the ${MAX_OUTPUT_BYTES}-byte limit`)
+    const files: Array<{ path: string, size: number, cid: CID, bytes: Uint8Array }> = []
+    for (const f of manifest.files) {
+      // hash-checked by the blob protocol: a tampered file fails here
+      const bytes = await blob.fetch(peer, f.cid, { maxBytes: f.size })
+      if (bytes.byteLength !== f.size) throw new Error(`${f.path}: ${bytes.byteLength} bytes, the manifest says ${f.size}`)
+      files.push({ ...f, bytes })
+    }
+    // write only a fully verified set, replacing any earlier attempt's
+    const dir = join(this.jobDir(active.record.id), 'outputs')
+    const staging = `${dir}.partial`
+    await rm(staging, { recursive: true, force: true })
+    for (const f of files) {
+      const target = join(staging, f.path)
+      await mkdir(dirname(target), { recursive: true, mode: 0o700 })
+      await writeFile(target, f.bytes, { mode: 0o600 })
+    }
+    await mkdir(staging, { recursive: true, mode: 0o700 })
+    await rm(dir, { recursive: true, force: true })
+    await rename(staging, dir)
+    return files.map((f) => ({ path: f.path, size: f.size, cid: f.cid.toString(), file: join(dir, f.path) }))
+  }
+
+  private async sendCancel (active: ActiveJob, reason: string, now: number): Promise<void> {
+    const attempt = active.attempts.get(active.state.attempt)
+    if (attempt?.channel === undefined) return
+    const cancel = sealMessage(this.options.signer, 'job-cancel', {
+      v: 1, issuedAt: now, expiresAt: now + HOUR_MS, job: active.request.cid, award: attempt.award.cid, reason: reason.slice(0, 200)
+    })
+    await attempt.channel.sendMessage(cancel.bytes).catch(() => {})
+  }
+
+  private async pay (active: ActiveJob, effect: Extract<RequesterEffect, { type: 'pay' }>, now: number): Promise<void> {
+    const attempt = active.attempts.get(effect.attempt)
+    if (attempt === undefined) throw new Error(`no award for attempt ${effect.attempt}`)
+    attempt.paySeq++
+    const payment = sealMessage(this.options.signer, 'payment', {
+      v: 1,
+      issuedAt: now,
+      expiresAt: now + 30 * DAY_MS,
+      job: active.request.cid,
+      award: attempt.award.cid,
+      payee: effect.payee,
+      seq: attempt.paySeq,
+      interval: effect.interval,
+      cumulative: effect.cumulative,
+      gpuSeconds: effect.gpuSeconds
+    })
+    attempt.evidence['last-payment'] = payment.bytes
+    await this.options.store.putEnvelope(payment.cid.toString(), payment.bytes)
+    const previous = (await this.options.store.get<{ cumulative: number }>('ledger', attempt.award.cid.toString()))?.cumulative ?? 0
+    active.record.paid += Math.max(0, effect.cumulative - previous)
+    await this.options.store.putLedger({
+      job: active.record.id,
+      award: attempt.award.cid.toString(),
+      role: 'requester',
+      counterparty: effect.payee,
+      price: attempt.price,
+      cumulative: effect.cumulative,
+      seq: attempt.paySeq,
+      gpuSeconds: effect.gpuSeconds,
+      ...(effect.final ? { owed: effect.cumulative } : {}),
+      state: effect.final ? 'final' : 'open',
+      updatedAt: now
+    })
+    if (effect.final) this.event(active, 'paid', `paid ${credits(effect.cumulative)} in all to ${short(effect.payee)} (${effect.gpuSeconds} GPU-s)`, effect.payee)
+    await attempt.channel?.sendMessage(payment.bytes).catch((err: unknown) => {
+      this.options.log.debug('payment not delivered', { job: active.record.id, error: (err as Error).message })
+    })
+    this.feed(active, { type: 'payment-sent', now, cumulative: effect.cumulative })
+  }
+
+  private async recordFailure (active: ActiveJob, effect: Extract<RequesterEffect, { type: 'record-failure' }>, now: number): Promise<void> {
+    const attempt = active.attempts.get(active.state.attempt)
+    const evidence = effect.evidence.map((ref) => attempt?.evidence[ref]).filter((b): b is Uint8Array => b !== undefined).slice(0, 4)
+    const report = sealMessage(this.options.signer, 'failure-report', {
+      v: 1,
+      issuedAt: now,
+      expiresAt: now + 30 * DAY_MS,
+      job: active.request.cid,
+      subject: effect.subject,
+      reason: effect.reason,
+      observedAt: now,
+      evidence,
+      ...(effect.detail !== undefined ? { detail: effect.detail.slice(0, 500) } : {})
+    })
+    this.reputation.record(effect.subject, false)
+    await this.options.store.putEnvelope(report.cid.toString(), report.bytes)
+    this.event(active, 'failure', `${effect.reason}${effect.detail !== undefined ? `: ${effect.detail}` : ''}`, effect.subject)
+    attempt?.channel?.abort(new Error(`attempt failed: ${effect.reason}`))
+    await this.options.gossip.publish(report, [EVIDENCE_TOPIC])
+  }
+
+  /** A final status: stop timers, close streams. */
+  private finish (active: ActiveJob): void {
+    for (const timer of active.timers.values()) clearTimeout(timer)
+    active.timers.clear()
+    for (const attempt of active.attempts.values()) void attempt.channel?.close()
+  }
+
+  private event (active: ActiveJob, type: string, text: string, peer?: string): void {
+    const events = active.record.events
+    events.push({ at: this.options.now(), type, text, ...(peer !== undefined ? { peer } : {}) })
+    if (events.length > MAX_EVENTS) events.splice(0, events.length - MAX_EVENTS)
+    this.options.log.info(text, { job: active.record.id, event: type })
+  }
+
+  private jobDir (id: string): string {
+    return join(this.options.jobsDir, id)
+  }
+}
+
+function credits (micros: number): string {
+  return `${(micros / 1e6).toFixed(micros % 10_000 === 0 ? 2 : 4)} cr`
+}
+
+function short (peer: string): string {
+  return `…${peer.slice(-8)}`
+}

@@ -1,0 +1,209 @@
+import assert from 'node:assert/strict'
+import { readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { CID } from '../../crypto/index.js'
+import type { Daemon } from '../../node/daemon.js'
+import type { AuditResult } from '../../node/market/audit.js'
+import type { JobView } from '../../node/market/views.js'
+import { startNetwork, waitForAnnouncements, type NodeSpec, type TestNetwork } from '../helpers/network.js'
+
+/**
+ * The market end to end in one process: 10 providers with different hardware, prices, regions,
+ * windows and workloads, and one requester, over the memory transport. Every job runs for real
+ * (process executor, sandboxed when bubblewrap exists), and every award, receipt and payment is signed.
+ */
+
+const H100 = 'NVIDIA H100 80GB HBM3:81559'
+const A100_40 = 'NVIDIA A100-SXM4-40GB:40960'
+const A100_80 = 'NVIDIA A100-SXM4-80GB:81920'
+const L40S = 'NVIDIA L40S:46068'
+const RTX4090 = 'NVIDIA GeForce RTX 4090:24564'
+
+/** A weekly window that is closed for the next 24 hours, whatever today is (UTC). */
+function closedForADay (): string[] {
+  const days = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun']
+  const today = (new Date().getUTCDay() + 6) % 7 // 0 = Monday
+  const day = days[(today + 3) % 7] as string
+  return [`${day} 00:00-24:00`]
+}
+
+const MARKET = { leaseMs: 3_000, billingIntervalSec: 2 }
+
+const PROVIDERS: Array<NodeSpec & { name: string }> = [
+  { name: 'h100-eu', region: 'eu-west', gpus: [`${H100}x2`], priceFloor: 3.0 },
+  { name: 'a100-eu', region: 'eu-west', gpus: [`${A100_40}x4`], priceFloor: 1.5 },
+  { name: 'l40s-eu-north', region: 'eu-north', gpus: [`${L40S}x2`], priceFloor: 1.0 },
+  { name: 'l40s-us', region: 'us-east', gpus: [`${L40S}x2`], priceFloor: 0.8 },
+  { name: '4090-us', region: 'us-east', gpus: [`${RTX4090}x2`], priceFloor: 0.4 },
+  { name: '4090-ap-wasm', region: 'ap-south', gpus: [`${RTX4090}x1`], priceFloor: 0.3, provider: { workloads: ['wasm'] } },
+  { name: 'h100-eu-closed', region: 'eu-west', gpus: [`${H100}x1`], priceFloor: 2.0, provider: { availability: { timeZone: 'UTC', windows: closedForADay() } } },
+  { name: 'a100-80-eu', region: 'eu-central', gpus: [`${A100_80}x2`], priceFloor: 2.5 },
+  { name: 'a100-us-pricey', region: 'us-west', gpus: [`${A100_40}x1`], priceFloor: 5.0 },
+  { name: '4090-eu', region: 'eu-west', gpus: [`${RTX4090}x2`], priceFloor: 0.5 }
+].map((p) => ({ ...p, market: MARKET }))
+
+const FINAL = new Set(['settled', 'failed', 'cancelled', 'expired'])
+
+describe('the market: 10 providers, 1 requester (in-process)', function () {
+  this.timeout(300_000)
+  let net: TestNetwork
+  let requester: Daemon
+  const provider = (name: string): Daemon => net.nodes[PROVIDERS.findIndex((p) => p.name === name)] as Daemon
+  const nameOf = (peer: string | undefined): string => PROVIDERS[net.nodes.findIndex((n) => n.identity.peerId === peer)]?.name ?? `unknown ${peer}`
+
+  before(async () => {
+    net = await startNetwork([...PROVIDERS, { sell: false, market: MARKET }], { bootstrapCount: 1 })
+    requester = net.nodes[PROVIDERS.length] as Daemon
+    await waitForAnnouncements(net.nodes, 120_000)
+  })
+  after(async () => { await net?.stop() })
+
+  async function submit (fields: Record<string, unknown>): Promise<string> {
+    const market = requester.market
+    assert.ok(market !== undefined)
+    const { job } = await market.submit({ command: ['/bin/sh', '-c', 'echo "ran on $CUDA_VISIBLE_DEVICES" > out.txt'], outputs: ['out.txt'], bidWindowMs: 700, maxRuntimeSec: 60, ...fields })
+    return job
+  }
+
+  async function until (id: string, done: (v: JobView) => boolean, timeoutMs = 60_000): Promise<JobView> {
+    const deadline = Date.now() + timeoutMs
+    while (true) {
+      const view = requester.market?.requester.view(id)
+      assert.ok(view !== undefined)
+      if (done(view)) return view
+      if (Date.now() > deadline) assert.fail(`job ${id} stuck in ${view.status}: ${view.events.map((e) => `${e.type}: ${e.text}`).join('\n')}`)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+  }
+
+  const final = async (id: string, timeoutMs?: number): Promise<JobView> => await until(id, (v) => FINAL.has(v.status), timeoutMs)
+
+  it('the cheapest eligible provider wins: region, VRAM and price cap honoured, and both sides agree on the money', async () => {
+    // eligible in eu with ≥ 40 GB under 2.6: a100-eu 1.5, l40s-eu-north 1.0, a100-80-eu 2.5 (h100-eu is over the cap)
+    const id = await submit({ gpus: 1, minVramGB: 40, regions: ['eu'], residency: 'strict', maxPrice: 2.6 })
+    const view = await final(id)
+    assert.equal(view.status, 'settled', view.reason)
+    assert.equal(nameOf(view.award?.provider), 'l40s-eu-north')
+    assert.equal(view.award?.price, 1_000_000)
+    assert.equal(view.receipt?.exitCode, 0)
+    assert.equal(view.receipt?.outputsValid, true)
+    const result = requester.market?.requester.result(id)
+    const out = result?.outputs.find((o) => o.path === 'out.txt')
+    assert.ok(out !== undefined)
+    assert.match(await readFile(out.file, 'utf8'), /^ran on GPU-declared-0/)
+    // the ledgers: what the requester committed is what the provider holds, signed
+    const spent = (await requester.market!.ledger()).entries.find((e) => e.job === id)
+    const earned = (await provider('l40s-eu-north').market!.ledger()).entries.find((e) => e.job === id)
+    assert.ok(spent !== undefined && earned !== undefined)
+    assert.equal(earned.cumulative, spent.cumulative)
+    assert.equal(earned.state, 'settled')
+    assert.ok(view.bids.every((b) => ['a100-eu', 'l40s-eu-north', 'a100-80-eu'].includes(nameOf(b.provider))), `bids from ${view.bids.map((b) => nameOf(b.provider))}`)
+  })
+
+  it('a third node recomputes the award from the gossiped bids', async () => {
+    const id = await submit({ gpus: 1, minVramGB: 40, regions: ['eu'], residency: 'strict', maxPrice: 2.6, label: 'audited' })
+    const view = await final(id)
+    // any node that saw the auction: one that did not win
+    const auditor = net.nodes.find((n) => n.identity.peerId !== view.award?.provider && n !== requester) as Daemon
+    let results: AuditResult[] | undefined
+    for (let i = 0; i < 50 && (results?.length ?? 0) === 0; i++) {
+      results = auditor.market?.audit.check(id)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    assert.ok(results !== undefined && results.length >= 1, 'the auditor saw the award')
+    assert.deepEqual(results[0]?.audit, { ok: true })
+    assert.equal(results[0]?.winner, view.award?.provider)
+  })
+
+  it('honours GPU models and availability windows', async () => {
+    // h100-eu-closed is cheaper but closed for the next day: h100-eu wins
+    const view = await final(await submit({ gpus: 1, models: ['h100'], maxPrice: 4 }))
+    assert.equal(view.status, 'settled', view.reason)
+    assert.equal(nameOf(view.award?.provider), 'h100-eu')
+  })
+
+  it('honours allowed workloads', async () => {
+    // 4090-ap-wasm (0.3) runs only wasm: the process job goes to 4090-us (0.4)
+    const view = await final(await submit({ gpus: 1, maxPrice: 1 }))
+    assert.equal(view.status, 'settled', view.reason)
+    assert.equal(nameOf(view.award?.provider), '4090-us')
+  })
+
+  it('explains a job nobody can take', async () => {
+    const id = await submit({ gpus: 1, maxPrice: 0.35, bidWindowMs: 300 })
+    const view = await until(id, (v) => FINAL.has(v.status) && v.explanation !== undefined, 60_000)
+    assert.equal(view.status, 'expired')
+    const explanation = view.explanation as { perConstraint: Array<{ constraint: string, meeting: number }>, summary: string[] }
+    assert.equal(explanation.perConstraint.find((c) => c.constraint === 'PRICE')?.meeting, 1)
+    assert.equal(explanation.perConstraint.find((c) => c.constraint === 'WORKLOAD')?.meeting, 9)
+  })
+
+  it('a tampered output is detected, and the job completes elsewhere', async () => {
+    const cheat = provider('a100-80-eu')
+    const blob = cheat.node.services.blob
+    const honest = blob.store
+    assert.ok(honest !== undefined)
+    // the cheat serves altered bytes for every raw blob (its outputs), as if the receipt lied
+    blob.store = new Proxy(honest, {
+      get (target, prop, receiver) {
+        if (prop !== 'get') return Reflect.get(target, prop, receiver)
+        return async (cid: CID) => {
+          const bytes = await target.get(cid)
+          return bytes !== undefined && cid.code === 0x55 ? new TextEncoder().encode('tampered output\n') : bytes
+        }
+      }
+    })
+    try {
+      // ≥ 80 GB: a100-80-eu (2.5) is cheapest, then h100-eu (3.0)
+      const view = await final(await submit({ gpus: 1, minVramGB: 80, maxPrice: 3.5, bidWindowMs: 500 }))
+      assert.equal(view.status, 'settled', view.reason)
+      assert.equal(nameOf(view.award?.provider), 'h100-eu')
+      const failure = view.events.find((e) => e.type === 'failure')
+      assert.ok(failure !== undefined && failure.text.startsWith('output-mismatch'), JSON.stringify(view.events))
+      assert.equal(nameOf(failure.peer), 'a100-80-eu')
+    } finally {
+      blob.store = honest
+    }
+  })
+
+  it('gold preempts bronze, and the bronze job still completes elsewhere', async () => {
+    // bronze: two 4090s anywhere → 4090-us (0.4); it runs long enough to be displaced
+    const bronze = await submit({ tier: 'bronze', gpus: 2, models: ['4090'], maxPrice: 1, command: ['/bin/sh', '-c', 'sleep 4; echo bronze > out.txt'] })
+    await until(bronze, (v) => v.status === 'running' && v.events.some((e) => e.type === 'accepted'))
+    assert.equal(nameOf(requester.market?.requester.view(bronze)?.award?.provider), '4090-us')
+    // gold: two 4090s in us only: 4090-us must preempt the bronze job to take it
+    // it must start within 5 s (the bronze job may hold the GPUs for up to a minute), and it runs long
+    // enough that 4090-us is still busy when the bronze job is auctioned again
+    const gold = await submit({ tier: 'gold', gpus: 2, models: ['4090'], regions: ['us'], residency: 'strict', maxPrice: 2, maxStartDelaySec: 5, command: ['/bin/sh', '-c', 'sleep 3; echo gold > out.txt'] })
+    const goldView = await final(gold)
+    assert.equal(goldView.status, 'settled', goldView.reason)
+    assert.equal(nameOf(goldView.award?.provider), '4090-us')
+    const bronzeView = await final(bronze, 90_000)
+    assert.equal(bronzeView.status, 'settled', bronzeView.reason)
+    assert.equal(nameOf(bronzeView.award?.provider), '4090-eu', bronzeView.events.map((e) => `${e.type}: ${e.text} ${nameOf(e.peer)}`).join('\n'))
+    assert.ok(bronzeView.events.some((e) => e.type === 're-auction' && e.text.includes('preempted')), JSON.stringify(bronzeView.events))
+  })
+
+  it('a provider killed mid-job: the job is re-auctioned without it and completes', async () => {
+    // A100 40 GB in us: a100-us-pricey (5.0) only under a cap of 6 … make the victim the cheapest instead:
+    // ≥ 40 GB in us: l40s-us (0.8), then a100-us-pricey (5.0)
+    const id = await submit({ gpus: 1, minVramGB: 40, regions: ['us'], residency: 'strict', maxPrice: 6, command: ['/bin/sh', '-c', 'sleep 2; echo done > out.txt'] })
+    await until(id, (v) => v.status === 'running' && v.events.some((e) => e.type === 'accepted'))
+    const victim = requester.market?.requester.view(id)?.award?.provider
+    assert.equal(nameOf(victim), 'l40s-us')
+    await provider('l40s-us').stop()
+    const view = await final(id, 90_000)
+    assert.equal(view.status, 'settled', view.reason)
+    assert.equal(nameOf(view.award?.provider), 'a100-us-pricey')
+    assert.ok(view.events.some((e) => e.type === 'failure' && e.peer === victim), JSON.stringify(view.events))
+  })
+
+  it('inputs reach the job, hash-checked', async () => {
+    const file = join(net.root, 'input.txt')
+    await writeFile(file, 'hello from the requester\n')
+    const view = await final(await submit({ gpus: 1, maxPrice: 1, regions: ['eu'], residency: 'strict', inputs: [{ path: 'data/in.txt', file }], command: ['/bin/sh', '-c', 'cat data/in.txt > out.txt'] }))
+    assert.equal(view.status, 'settled', view.reason)
+    const out = requester.market?.requester.result(view.id)?.outputs[0]
+    assert.equal(await readFile(out!.file, 'utf8'), 'hello from the requester\n')
+  })
+})
