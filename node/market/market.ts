@@ -51,6 +51,8 @@ export interface MarketOptions {
   /** Lease and billing interval this node puts in its awards. */
   leaseMs?: number
   billingIntervalSec?: number
+  /** Bid damping on this node's provider side (default true). */
+  damping?: boolean
 }
 
 export class Market {
@@ -104,9 +106,15 @@ export class Market {
       ad: options.ad,
       now,
       log: loggers.forComponent('provider'),
-      ...(metrics !== undefined ? { metrics } : {})
+      ...(metrics !== undefined ? { metrics } : {}),
+      ...(options.damping !== undefined ? { damping: options.damping } : {})
     })
     market = new Market(options, blobs, store, gossip, requester, provider)
+    await requester.load()
+    // work in flight at the last stop cannot be resumed: its ledger entries say so
+    for (const entry of await store.ledger()) {
+      if (entry.state === 'open') await store.putLedger({ ...entry, state: 'interrupted', updatedAt: now() })
+    }
     node.services.exec.onChannel = (channel) => { provider.handleChannel(channel) }
     gossip.subscribe([...providerTopics(config.provider.region), EVIDENCE_TOPIC])
     return market

@@ -91,6 +91,36 @@ export class RequesterMarket {
     return this.options.signer.peerId
   }
 
+  /**
+   * Read back the jobs submitted before a restart, so `job list|status|result` and the ledger still
+   * show them. A job that was still in flight cannot be resumed (its exec stream and timers are gone):
+   * it is marked failed, with the reason, and its provider stops when payments stop.
+   */
+  async load (): Promise<number> {
+    let loaded = 0
+    for (const record of await this.options.store.list<JobRecord>('requester')) {
+      if (this.jobs.has(record.id)) continue
+      const bytes = await this.options.store.getEnvelope(record.request)
+      if (bytes === undefined) continue
+      let request: OpenedMessage<'job-request'>
+      try {
+        request = openMessage(bytes, 'job-request', { now: this.options.now(), historical: true })
+      } catch (err) {
+        this.options.log.warn('a stored job request does not open; skipped', { job: record.id, error: err })
+        continue
+      }
+      const active: ActiveJob = { record, request, state: record.state, bids: new Map(), attempts: new Map(), timers: new Map(), queue: Promise.resolve() }
+      this.jobs.set(record.id, active)
+      loaded++
+      if (isRequesterFinal(record.state.status)) continue
+      active.state = { ...record.state, status: 'failed', reason: `interrupted: the daemon stopped while the job was ${record.state.status}` }
+      this.event(active, 'failed', active.state.reason as string)
+      record.state = active.state
+      await this.options.store.put('requester', record.id, record)
+    }
+    return loaded
+  }
+
   /** Offer a sealed job request to the market; returns the job id. */
   async submit (request: SealedMessage<'job-request'>): Promise<string> {
     const id = request.cid.toString()

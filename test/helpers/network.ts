@@ -25,8 +25,8 @@ export interface NodeSpec {
   dht?: Record<string, number>
   /** Other config.provider values: availability, workloads, peak, country, limits… */
   provider?: Record<string, unknown>
-  /** The lease and billing interval this node puts in its awards. */
-  market?: { leaseMs?: number, billingIntervalSec?: number }
+  /** The lease and billing interval this node puts in its awards; damping: false turns bid damping off. */
+  market?: { leaseMs?: number, billingIntervalSec?: number, damping?: boolean }
 }
 
 export interface TestNetwork {
@@ -66,9 +66,10 @@ function configFor (name: string, spec: NodeSpec): ReturnType<typeof resolveConf
   return resolveConfig(layers)
 }
 
-export async function startDaemon (root: string, spec: NodeSpec, options: { role?: 'node' | 'bootstrap', loggers?: LoggerFactory, dial?: string[] } = {}): Promise<Daemon> {
+export async function startDaemon (root: string, spec: NodeSpec, options: { role?: 'node' | 'bootstrap', loggers?: LoggerFactory, dial?: string[], dataDir?: string } = {}): Promise<Daemon> {
   const name = `gpumesh-test-${process.pid}-${counter++}`
-  const dataDir = join(root, name)
+  // a restart passes the data dir of the daemon it replaces
+  const dataDir = options.dataDir ?? join(root, name)
   const daemonOptions = {
     dataDir,
     config: configFor(name, spec),

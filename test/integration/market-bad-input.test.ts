@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict'
+import { open, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { ApiError } from '../../node/api/server.js'
+import type { Daemon } from '../../node/daemon.js'
+import { MAX_INPUT_BYTES } from '../../node/market/market.js'
+import type { JobView } from '../../node/market/views.js'
+import type { Message } from '@libp2p/gossipsub'
+import { sealEnvelope } from '../../crypto/index.js'
+import { ENVELOPE_DOMAIN, encodePayload, marketTopic, openMessage, payloadTypeOf } from '../../protocol/index.js'
+import { startDaemon, startNetwork, waitForAnnouncements, type TestNetwork } from '../helpers/network.js'
+
+/**
+ * Bad input against a running market: forged, tampered, replayed and random gossip; bad and oversized
+ * jobs; a restart with a job in flight. Nothing is lost, the daemons stay up, the honest job settles.
+ */
+const GPU = 'NVIDIA L40S:46068x1'
+const MARKET = { leaseMs: 3_000, billingIntervalSec: 2 }
+const FINAL = new Set(['settled', 'failed', 'cancelled', 'expired'])
+
+describe('the market under bad input (in-process)', function () {
+  this.timeout(180_000)
+  let net: TestNetwork
+  let requester: Daemon
+  let attacker: Daemon
+
+  before(async () => {
+    net = await startNetwork([
+      { region: 'eu-west', gpus: [GPU], priceFloor: 1, market: MARKET },
+      { region: 'eu-west', gpus: [GPU], priceFloor: 2, market: MARKET },
+      { sell: false, market: MARKET },
+      { sell: false, market: MARKET }
+    ])
+    requester = net.nodes[2] as Daemon
+    attacker = net.nodes[3] as Daemon
+    await waitForAnnouncements(net.nodes, 60_000)
+  })
+  after(async () => { await net?.stop() })
+
+  async function until (daemon: Daemon, id: string, done: (v: JobView) => boolean, timeoutMs = 60_000): Promise<JobView> {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const view = daemon.market?.requester.view(id)
+      assert.ok(view !== undefined, `no job ${id}`)
+      if (done(view)) return view
+      if (Date.now() > deadline) assert.fail(`job stuck in ${view.status}: ${view.events.map((e) => e.text).join('\n')}`)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+  }
+
+  const job = (fields: Record<string, unknown> = {}): Record<string, unknown> =>
+    ({ command: ['/bin/sh', '-c', 'echo ok > out.txt'], outputs: ['out.txt'], maxRuntimeSec: 30, maxPrice: 3, ...fields })
+
+  it('forged, tampered, replayed and random gossip is refused; the honest auction goes on', async () => {
+    // the attacker watches the market topic for the first honest bid
+    const seen: Uint8Array[] = []
+    const pubsub = attacker.node.services.pubsub
+    const onMessage = (evt: CustomEvent<Message>): void => { if (evt.detail.topic === marketTopic()) seen.push(evt.detail.data) }
+    pubsub.addEventListener('message', onMessage)
+    const rejectedBefore = await rejections(requester)
+    const { job: id } = await requester.market!.submit(job({ bidWindowMs: 2_500 }))
+    await until(requester, id, (v) => v.bids.length >= 1)
+    const isBid = (bytes: Uint8Array): boolean => { try { openMessage(bytes, 'bid', { now: Date.now() }); return true } catch { return false } }
+    const honest = seen.find(isBid) as Uint8Array
+    assert.ok(honest !== undefined, 'the attacker saw a bid')
+    const tampered = honest.slice()
+    tampered[tampered.length - 1] = (tampered[tampered.length - 1] as number) ^ 1
+    const random = new Uint8Array(300).map((_, i) => (i * 73) % 256)
+    // the honest bid's payload signed by the attacker: it names another provider than its signer
+    const payload = openMessage(honest, 'bid', { now: Date.now() }).payload
+    const resigned = sealEnvelope(attacker.identity, ENVELOPE_DOMAIN, payloadTypeOf('bid'), encodePayload('bid', payload).bytes)
+    for (const bytes of [tampered, random, resigned, honest]) await pubsub.publish(marketTopic(), bytes).catch(() => {})
+    const view = await until(requester, id, (v) => FINAL.has(v.status))
+    pubsub.removeEventListener('message', onMessage)
+    assert.equal(view.status, 'settled', view.reason)
+    // two honest bids at most, each once: the replay counted once, the forgeries not at all
+    assert.ok(view.bids.length <= 2 && new Set(view.bids.map((b) => b.cid)).size === view.bids.length, JSON.stringify(view.bids))
+    assert.ok(await rejections(requester) > rejectedBefore, 'the requester counted the rejected messages')
+  })
+
+  it('a job spec that is not valid is a 400 naming the problem, and nothing is submitted', async () => {
+    const before = requester.market!.requester.list().length
+    await assert.rejects(requester.market!.submit({ command: [], gpus: 65 }), (err: unknown) =>
+      err instanceof ApiError && err.status === 400 && err.code === 'BAD_JOB' && /command/.test(err.message) && /gpus/.test(err.message))
+    await assert.rejects(requester.market!.submit('not an object'), (err: unknown) => err instanceof ApiError && err.code === 'BAD_JOB')
+    assert.equal(requester.market!.requester.list().length, before)
+  })
+
+  it('an oversized input is refused before anything is gossiped', async () => {
+    const file = join(net.root, 'huge.bin')
+    // sparse: the size is checked before a byte is read
+    const handle = await open(file, 'w')
+    await handle.truncate(MAX_INPUT_BYTES + 1)
+    await handle.close()
+    const before = requester.market!.requester.list().length
+    await assert.rejects(requester.market!.submit(job({ inputs: [{ path: 'huge.bin', file }] })), (err: unknown) =>
+      err instanceof ApiError && err.code === 'BAD_INPUT' && /over the limit/.test(err.message))
+    await writeFile(file, '')
+    assert.equal(requester.market!.requester.list().length, before)
+  })
+
+  it('a requester restarted with a job in flight keeps its record and says the job was interrupted', async () => {
+    const { job: id } = await requester.market!.submit(job({ command: ['/bin/sh', '-c', 'sleep 20'], outputs: [] }))
+    await until(requester, id, (v) => v.status === 'running')
+    const dataDir = requester.options.dataDir
+    await requester.stop()
+    // the provider stops when the payments stop, and says so on the evidence topic
+    const again = await startDaemon(net.root, { sell: false, market: MARKET }, { dial: [net.bootstraps[0]!.addresses()[0] as string], dataDir })
+    net.all.push(again)
+    const view = again.market?.requester.view(id)
+    assert.ok(view !== undefined)
+    assert.equal(view.status, 'failed')
+    assert.match(view.reason ?? '', /interrupted/)
+    const entries = (await again.market!.ledger()).entries.filter((e) => e.job === id)
+    assert.ok(entries.every((e) => e.state !== 'open'), JSON.stringify(entries))
+    // the providers are still up and take the next job
+    const { job: next } = await again.market!.submit(job())
+    const done = await until(again, next, (v) => FINAL.has(v.status))
+    assert.equal(done.status, 'settled', done.reason)
+  })
+})
+
+async function rejections (daemon: Daemon): Promise<number> {
+  const metric = await daemon.metrics.messagesRejected.get()
+  return metric.values.reduce((n, v) => n + v.value, 0)
+}
