@@ -1,85 +1,76 @@
 /**
- * `gpumesh demo`: a live local network on this machine — one bootstrap peer and four providers with
- * declared GPUs, regions and prices, each a separate `gpumesh` process over TCP on 127.0.0.1, plus a
- * buyer node that sells nothing. It waits for every provider's capability keys to reach the DHT, runs
- * a few discovery queries the way `gpumesh providers` does, then keeps the network up (printing a
- * summary) until Ctrl+C or --duration, and shuts every process down gracefully.
+ * `gpumesh demo`: a live market on this machine. One bootstrap peer, five providers with declared
+ * GPUs, different prices, regions and availability windows (one sells only at hours that are not
+ * now, so it never bids), and a buyer that sells nothing, each a separate `gpumesh` process over
+ * TCP on 127.0.0.1. The buyer finds the providers on the DHT, submits jobs of every tier through its
+ * local API, and the demo shows each auction (bids, who did not bid and why, the winner and why),
+ * the run, the receipt and output, a bronze job preempted by a gold one and finished elsewhere, and
+ * the ledgers of both sides. Then the network stays up until Ctrl+C or --duration, and every
+ * process is stopped gracefully.
+ *
+ * demo-network.ts starts and stops the processes, demo-jobs.ts holds the jobs, demo-report.ts prints.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdir } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import type { Command } from 'commander'
 import { ApiClient } from '../node/api/client.js'
 import type { StatusInfo } from '../node/daemon.js'
 import type { FindResult } from '../node/discovery.js'
+import type { JobView, LedgerView } from '../node/market/views.js'
+import { PREEMPTIBLE, URGENT, cr, firstJobs, submit, until, writeInput, type DemoJob } from './demo-jobs.js'
+import {
+  BIN, Interrupted, LOCAL, Names, announced, checkAlive, demoProviders, launch, providerArgs, ready, signals, sleep, stopAll, type Proc
+} from './demo-network.js'
+import { printJob, printLedgers, printSummary, type Market } from './demo-report.js'
 import { UsageError } from './errors.js'
 import { table } from './format.js'
 
-const BIN = fileURLToPath(new URL('./bin.js', import.meta.url))
-const LOCAL = ['--listen', '/ip4/127.0.0.1/tcp/0', '--allow', '/ip4/127.0.0.1', '--allow-colocation', '--no-community-bootstrap', '--log-level', 'warn', '--log-format', 'json']
-
-/** The demo's providers: memory totals as nvidia-smi reports them; prices in credits per GPU-hour. */
-export const DEMO_PROVIDERS = [
-  { name: 'provider-h100', region: 'eu-west', gpus: 'NVIDIA H100 80GB HBM3:81559x8', price: 2.2 },
-  { name: 'provider-a100', region: 'eu-north', gpus: 'NVIDIA A100-SXM4-40GB:40960x4', price: 1.4 },
-  { name: 'provider-l40s', region: 'us-east', gpus: 'NVIDIA L40S:46068x2', price: 0.95 },
-  { name: 'provider-4090', region: 'ap-south', gpus: 'NVIDIA GeForce RTX 4090:24564x2', price: 0.45 }
-]
-
-interface Proc { name: string, dataDir: string, child: ChildProcess, lines: string[], stderr: string }
-
 const say = (text: string): void => { process.stdout.write(`${text}\n`) }
 
-function launch (name: string, dataDir: string, args: string[]): Proc {
-  // own process group: a terminal's Ctrl+C reaches the demo only, which then stops each daemon once
-  // (a daemon that got SIGINT from the terminal and SIGTERM from the demo would exit without cleanup)
-  const child = spawn(process.execPath, [BIN, ...args, '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'pipe'], detached: true })
-  process.once('exit', () => { if (child.exitCode === null) child.kill('SIGKILL') })
-  const proc: Proc = { name, dataDir, child, lines: [], stderr: '' }
-  child.stdout?.setEncoding('utf8').on('data', (d: string) => { proc.lines.push(...d.split('\n').filter((l) => l !== '')) })
-  child.stderr?.setEncoding('utf8').on('data', (d: string) => { proc.stderr = (proc.stderr + d).slice(-4000) })
-  return proc
-}
-
-/** Set by Ctrl+C: every wait below gives up at once, and the network is stopped. */
-let interrupted = false
-
-class Interrupted extends Error {}
-
-const exited = (proc: Proc): boolean => proc.child.exitCode !== null || proc.child.signalCode !== null
-
-async function ready (proc: Proc, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!proc.lines.some((l) => l.includes('press Ctrl+C to stop'))) {
-    if (interrupted) throw new Interrupted()
-    if (exited(proc)) throw new UsageError(`${proc.name} exited (${proc.child.exitCode ?? proc.child.signalCode}): ${proc.stderr.trim().split('\n').at(-1) ?? ''}`)
-    if (Date.now() > deadline) throw new UsageError(`${proc.name} did not start within ${timeoutMs / 1000} s`)
-    await new Promise((r) => setTimeout(r, 50))
+/** The providers, as the buyer finds them on the DHT, and a couple of the queries `gpumesh providers` runs. */
+async function discover (buyer: ApiClient, market: Market): Promise<void> {
+  const all = await buyer.get<FindResult>('/v1/providers', {})
+  for (const p of all.providers) market.ads.set(market.names.of(p.peerId), p)
+  say(`\nthe buyer finds ${all.providers.length} providers on the DHT (key ${all.key}, ${Math.round(all.elapsedMs)} ms) and fetches their signed ads:`)
+  say(table(['PROVIDER', 'REGION', 'GPUS', 'FLOOR/GPU-H', `SELLS (UTC; now ${new Date().toISOString().slice(11, 16)})`], market.providers.map((p) => {
+    const ad = market.ads.get(p.name)?.ad
+    const gpus = ad === undefined ? 'not found' : `${ad.gpus.length}× ${ad.gpus[0]?.name ?? ''}`
+    return [p.name, p.region, gpus, ad !== undefined ? cr(ad.price.floor) : '-', p.windows?.join(', ') ?? 'always']
+  })))
+  const queries: Array<[string, Record<string, string | number>]> = [['--region eu --min-vram 80', { region: 'eu', minVram: 80 }], ['--gpu 4090', { gpu: '4090' }]]
+  for (const [flags, query] of queries) {
+    const result = await buyer.get<FindResult>('/v1/providers', query)
+    say(`$ gpumesh providers ${flags}   → DHT key ${result.key}: ${result.providers.map((p) => market.names.of(p.peerId)).join(', ') || '(none)'}`)
   }
 }
 
-async function announced (proc: Proc, timeoutMs = 120_000): Promise<StatusInfo> {
-  const api = await ApiClient.fromDataDir(proc.dataDir)
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    if (interrupted) throw new Interrupted()
-    const status = await api.get<StatusInfo>('/v1/status')
-    if (status.capabilityKeys.length > 0 && status.capabilityKeys.every((k) => k.provided)) return status
-    if (Date.now() > deadline) throw new UsageError(`${proc.name} could not announce its capability keys`)
-    await new Promise((r) => setTimeout(r, 250))
+/** The jobs of every tier, and the preemption; returns them in the order they were submitted. */
+async function trade (buyer: ApiClient, root: string, market: Market): Promise<Array<{ job: DemoJob, id: string }>> {
+  const first = firstJobs(await writeInput(root))
+  say(`\nthe buyer submits ${first.length} jobs at once (bid window 1.5 s each):`)
+  const jobs: Array<{ job: DemoJob, id: string }> = []
+  for (const job of first) {
+    jobs.push({ job, id: await submit(buyer, job) })
+    say(`  ${job.label.padEnd(16)} ${job.shows}`)
   }
-}
+  await Promise.all(jobs.map(async ({ id }) => await until(buyer, id)))
+  say(`  … all ${first.length} final.`)
+  say('  (EFFECTIVE below = price × (1 + tier weight × (1 − reliability)) × distance factor, lowest wins; the buyer')
+  say('   starts every provider at reliability 0.25 and raises it with each good receipt; gold weighs it ×1.0, bronze ×0.15)')
 
-async function stopAll (procs: Proc[]): Promise<void> {
-  await Promise.all(procs.map(async (p) => {
-    if (exited(p)) return
-    const gone = new Promise((r) => p.child.once('exit', r))
-    p.child.kill('SIGTERM')
-    const timer = setTimeout(() => p.child.kill('SIGKILL'), 10_000)
-    await gone
-    clearTimeout(timer)
-  }))
+  say(`\npreemption: ${PREEMPTIBLE.label} (${PREEMPTIBLE.shows})`)
+  const bronze = await submit(buyer, PREEMPTIBLE)
+  jobs.push({ job: PREEMPTIBLE, id: bronze })
+  const running = await until(buyer, bronze, (v) => v.status === 'running' && v.events.some((e) => e.type === 'accepted'))
+  say(`  it runs on ${market.names.of(running.award?.provider)}; now ${URGENT.label} (${URGENT.shows})`)
+  const gold = await submit(buyer, URGENT)
+  jobs.push({ job: URGENT, id: gold })
+  const preempted = await until(buyer, bronze, (v) => v.events.some((e) => e.type === 're-auction' && e.text.includes('preempted')))
+  const at = (v: JobView, type: string): number => v.events.find((e) => e.type === type)?.at ?? v.updatedAt
+  const worked = (at(preempted, 're-auction') - at(running, 'running')) / 1000
+  say(`  ${PREEMPTIBLE.label} was preempted on ${market.names.of(running.award?.provider)} after ${worked.toFixed(1)} s of work and is auctioned again`)
+  await Promise.all([until(buyer, gold), until(buyer, bronze)])
+  return jobs
 }
 
 export async function demoCommand (command: Command): Promise<void> {
@@ -89,56 +80,55 @@ export async function demoCommand (command: Command): Promise<void> {
   const root = resolve(opts.dir)
   await mkdir(root, { recursive: true })
   const procs: Proc[] = []
-  interrupted = false
-  const onSignal = (): void => { interrupted = true }
+  signals.interrupted = false
+  const onSignal = (): void => { signals.interrupted = true }
   process.on('SIGINT', onSignal)
   process.on('SIGTERM', onSignal)
+  const started = Date.now()
+  const market: Market = { names: new Names(), providers: demoProviders(started), ads: new Map() }
   try {
-    say(`gpumesh demo: a local network in ${root} (separate processes over TCP on 127.0.0.1)\n`)
+    say(`gpumesh demo: a local market in ${root} (separate processes over TCP on 127.0.0.1)\n`)
     const boot = launch('bootstrap', join(root, 'bootstrap'), ['bootstrap', ...LOCAL])
     procs.push(boot)
     await ready(boot)
     const bootAddr = (boot.lines.find((l) => l.includes('listening:')) ?? '').split('listening:')[1]?.trim() ?? ''
     say(`bootstrap peer  ${bootAddr}`)
-
-    for (const spec of DEMO_PROVIDERS) {
-      procs.push(launch(spec.name, join(root, spec.name), ['node', 'start', ...LOCAL, '--bootstrap', bootAddr, '--no-detect-gpus',
-        '--declare-gpu', spec.gpus, '--region', spec.region, '--price-floor', String(spec.price)]))
-    }
-    const buyer = launch('buyer', join(root, 'buyer'), ['node', 'start', ...LOCAL, '--bootstrap', bootAddr, '--no-sell'])
-    procs.push(buyer)
+    const sellers = market.providers.map((spec) => launch(spec.name, join(root, spec.name), providerArgs(spec, bootAddr)))
+    const buyerProc = launch('buyer', join(root, 'buyer'), ['node', 'start', ...LOCAL, '--bootstrap', bootAddr, '--no-sell'])
+    procs.push(...sellers, buyerProc)
     await Promise.all(procs.map(async (p) => { await ready(p) }))
+    const statuses = await Promise.all(sellers.map(async (p) => await announced(p)))
+    for (const [i, s] of statuses.entries()) market.names.add(s.peerId, sellers[i]?.name ?? '')
+    const buyer = await ApiClient.fromDataDir(buyerProc.dataDir)
+    market.names.add((await buyer.get<StatusInfo>('/v1/status')).peerId, 'buyer')
+    say(`${sellers.length} providers and a buyer up; ${statuses.reduce((n, s) => n + s.capabilityKeys.length, 0)} capability keys on the DHT after ${((Date.now() - started) / 1000).toFixed(1)} s`)
 
-    const started = performance.now()
-    const statuses = await Promise.all(procs.slice(1, 1 + DEMO_PROVIDERS.length).map(async (p) => await announced(p)))
-    say(`\n${DEMO_PROVIDERS.length} providers announced ${statuses.reduce((n, s) => n + s.capabilityKeys.length, 0)} capability keys on the DHT in ${Math.round(performance.now() - started)} ms:`)
-    say(table(['PROVIDER', 'PEER ID', 'REGION', 'GPUS', 'KEYS'], statuses.map((s, i) => [
-      DEMO_PROVIDERS[i]?.name ?? '', s.peerId, DEMO_PROVIDERS[i]?.region ?? '', DEMO_PROVIDERS[i]?.gpus ?? '', String(s.capabilityKeys.length)
-    ])))
-
-    const api = await ApiClient.fromDataDir(buyer.dataDir)
-    const queries: Array<[string, Record<string, string | number>]> = [
-      ['--min-vram 40', { minVram: 40 }],
-      ['--region eu', { region: 'eu' }],
-      ['--region eu --min-vram 80', { region: 'eu', minVram: 80 }],
-      ['--gpu 4090', { gpu: '4090' }]
-    ]
-    for (const [flags, query] of queries) {
-      const result = await api.get<FindResult>('/v1/providers', query)
-      const names = result.providers.map((p) => DEMO_PROVIDERS[statuses.findIndex((s) => s.peerId === p.peerId)]?.name ?? p.peerId)
-      say(`\n$ gpumesh providers ${flags}   → DHT key ${result.key}, ${Math.round(result.elapsedMs)} ms`)
-      say(names.length === 0 ? '  (none)' : names.map((n, i) => `  ${n}  floor ${((result.providers[i]?.ad.price.floor ?? 0) / 1e6).toFixed(2)} credits/GPU-h`).join('\n'))
+    await discover(buyer, market)
+    const jobs = await trade(buyer, root, market)
+    const views: Array<{ job: DemoJob, view: JobView }> = []
+    for (const { job, id } of jobs) {
+      const view = await buyer.get<JobView>('/v1/job', { id })
+      views.push({ job, view })
+      await printJob(buyer, job, view, market)
     }
+    printSummary(views, market.names)
+    // the provider's side of the last payment may still be on its way
+    await sleep(500)
+    const ledgers: Array<{ name: string, ledger: LedgerView }> = []
+    for (const p of [buyerProc, ...sellers]) ledgers.push({ name: p.name, ledger: await (await ApiClient.fromDataDir(p.dataDir)).get<LedgerView>('/v1/ledger') })
+    printLedgers(ledgers, new Map(views.map(({ job, view }) => [view.id, job.label])), market.names)
+    say(`\nthe market part took ${((Date.now() - started) / 1000).toFixed(1)} s.`)
 
     say(`\nThe network stays up${duration !== undefined ? ` for ${duration} s` : ' until Ctrl+C'}. From another terminal, try:`)
-    say(`  node ${BIN} providers --data-dir ${buyer.dataDir} --min-vram 40`)
-    say(`  node ${BIN} status --data-dir ${join(root, DEMO_PROVIDERS[0]?.name ?? '')}`)
-    const until = duration !== undefined ? Date.now() + duration * 1000 : Infinity
+    say(`  node ${BIN} job list --data-dir ${buyerProc.dataDir}`)
+    say(`  node ${BIN} job status ${jobs.at(-1)?.id ?? ''} --data-dir ${buyerProc.dataDir}`)
+    say(`  node ${BIN} ledger --data-dir ${join(root, 'provider-4090')}`)
+    say(`  node ${BIN} providers --data-dir ${buyerProc.dataDir} --min-vram 40`)
+    const endAt = duration !== undefined ? Date.now() + duration * 1000 : Infinity
     let lastSummary = Date.now()
-    while (!interrupted && Date.now() < until) {
-      await new Promise((r) => setTimeout(r, 200))
-      const dead = procs.find(exited)
-      if (dead !== undefined) throw new UsageError(`${dead.name} exited unexpectedly: ${dead.stderr.trim().split('\n').at(-1) ?? ''}`)
+    while (!signals.interrupted && Date.now() < endAt) {
+      await sleep(200)
+      checkAlive(procs)
       if (Date.now() - lastSummary >= 15_000) {
         lastSummary = Date.now()
         const peers = await Promise.all(procs.map(async (p) => (await (await ApiClient.fromDataDir(p.dataDir)).get<unknown[]>('/v1/peers')).length))
@@ -151,7 +141,7 @@ export async function demoCommand (command: Command): Promise<void> {
     process.off('SIGINT', onSignal)
     process.off('SIGTERM', onSignal)
     say('\nstopping the network…')
-    await stopAll(procs)
-    say('stopped.')
+    const unclean = await stopAll(procs)
+    say(unclean.length === 0 ? `stopped: all ${procs.length} processes exited cleanly.` : `stopped; not cleanly: ${unclean.join(', ')}`)
   }
 }

@@ -104,7 +104,7 @@ export function buildProgram (): Command {
     .action(async (_opts, command: Command) => { await ledgerCommand(command) })
 
   program.command('demo')
-    .description('run a live local network (a bootstrap peer, four providers, a buyer) and show discovery')
+    .description('run a live local market (a bootstrap peer, five providers, a buyer): auctions of every tier, a preemption, receipts and ledgers')
     .option('--dir <dir>', 'where the demo keeps its data dirs', '.gpumesh-demo')
     .option('--duration <seconds>', 'stop by itself after this long (default: run until Ctrl+C)')
     .action(async (_opts, command: Command) => { await demoCommand(command) })

@@ -37,6 +37,11 @@ export class ProviderJobs {
   readonly offers = new Map<string, Offer>()
   /** Offers that ended, by final status. */
   readonly ended: Partial<Record<ProviderStatus, number>> = {}
+  /**
+   * Jobs this node preempted (job id → the request's expiry): it does not bid on their next rounds,
+   * which would only make them wait for the work that displaced them.
+   */
+  readonly preempted = new Map<string, number>()
   /** Jobs waiting for GPUs: woken whenever an allocation is released. */
   private readonly waiters = new Set<() => void>()
   private stopped = false
@@ -127,7 +132,9 @@ export class ProviderJobs {
     // committed now, before the acceptance is reduced, so a second award cannot take the same GPUs
     offer.allocation = { job: idOf(offer), gpus: decision.gpus, tier: job.sla.tier, price: terms.price, startedAt: decision.startBy, endsAt: decision.startBy + job.workload.maxRuntimeSec * 1000 }
     offer.displaces = [...this.offers.values()].filter((o) => o !== offer && o.allocation !== undefined && decision.preempts.includes(idOf(o)))
+    for (const [id, expiresAt] of this.preempted) if (expiresAt <= now) this.preempted.delete(id)
     for (const other of offer.displaces) {
+      this.preempted.set(idOf(other), other.request.payload.expiresAt)
       this.log.info('preempting a bronze job', { job: idOf(other), for: idOf(offer) })
       this.feed(other, { type: 'preempt', noticeMs: this.options.preemptNoticeMs ?? DEFAULT_PREEMPT_NOTICE_MS })
     }

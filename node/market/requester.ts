@@ -424,6 +424,12 @@ export class RequesterMarket {
     const p = message.payload
     if (message.signer !== attempt.provider || !p.job.equals(active.request.cid)) return
     if ('award' in p && !p.award.equals(attempt.award.cid)) return
+    // the same provider may hold a later attempt (a re-auction it won again): the lifecycle matches
+    // messages by provider, so an earlier attempt's stream must not speak for the current one
+    if (active.attempts.get(active.state.attempt) !== attempt) {
+      this.options.log.debug('message from an earlier attempt ignored', { job: active.record.id, kind: message.kind })
+      return
+    }
     const provider = attempt.provider
     if (message.kind === 'award-response') {
       const r = message.payload as OpenedMessage<'award-response'>['payload']

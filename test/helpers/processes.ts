@@ -3,7 +3,7 @@
  * for end-to-end tests over real TCP on 127.0.0.1. Every process is killed when the test ends.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { BIN, runCli } from './cli.js'
+import { BIN, runCli, type CliResult } from './cli.js'
 
 /** Settings every local test network needs: loopback only, no community peers, no per-IP limits. */
 export const LOCAL_FLAGS = ['--listen', '/ip4/127.0.0.1/tcp/0', '--allow', '/ip4/127.0.0.1', '--allow-colocation', '--no-community-bootstrap', '--log-format', 'json']
@@ -57,6 +57,18 @@ export class DaemonProcess {
     return code
   }
 
+  /** `gpumesh <command>` against this daemon's data dir (exit code and output, never throws); --data-dir goes before a `--`. */
+  async cli (command: string[], timeoutMs = 30_000): Promise<CliResult> {
+    const dashes = command.indexOf('--')
+    const at = dashes === -1 ? command.length : dashes
+    return await runCli([...command.slice(0, at), '--data-dir', this.dataDir, ...command.slice(at)], { timeoutMs })
+  }
+
+  /** True while the process runs. */
+  get running (): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null
+  }
+
   /** `gpumesh <command> --json` against this daemon's data dir. */
   async json<T> (command: string[]): Promise<T> {
     const result = await runCli([...command, '--data-dir', this.dataDir, '--json'], { timeoutMs: 30_000 })
@@ -82,5 +94,16 @@ export async function waitUntilAnnounced (daemon: DaemonProcess, timeoutMs = 60_
     if (status.capabilityKeys.length > 0 && status.capabilityKeys.every((k) => k.provided)) return status
     if (Date.now() > deadline) throw new Error(`${status.peerId} did not announce its keys: ${JSON.stringify(status.capabilityKeys.filter((k) => !k.provided).length)} pending`)
     await new Promise((resolve) => setTimeout(resolve, 250))
+  }
+}
+
+/** Call `probe` until it returns a value other than undefined (or throw after `timeoutMs`, with `what`). */
+export async function eventually<T> (what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000, everyMs = 250): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await probe()
+    if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, everyMs))
   }
 }

@@ -182,6 +182,8 @@ describe('the market: 10 providers, 1 requester (in-process)', function () {
     assert.equal(bronzeView.status, 'settled', bronzeView.reason)
     assert.equal(nameOf(bronzeView.award?.provider), '4090-eu', bronzeView.events.map((e) => `${e.type}: ${e.text} ${nameOf(e.peer)}`).join('\n'))
     assert.ok(bronzeView.events.some((e) => e.type === 're-auction' && e.text.includes('preempted')), JSON.stringify(bronzeView.events))
+    // the provider that displaced it does not bid on its next round (it could only start it later)
+    assert.ok(!bronzeView.bids.some((b) => nameOf(b.provider) === '4090-us'), JSON.stringify(bronzeView.bids))
   })
 
   it('a provider killed mid-job: the job is re-auctioned without it and completes', async () => {
