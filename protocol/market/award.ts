@@ -6,7 +6,9 @@
  *
  * Decision, in order:
  *  1. Screening (view-independent). A bid is dropped when it is for another job (WRONG_JOB), asks more
- *     than the job's maxPrice (OVER_MAX_PRICE), has expired at `now` (EXPIRED), has a payload CID that
+ *     than the job's maxPrice (OVER_MAX_PRICE), has expired at `now` (EXPIRED), offers fewer GPUs, less
+ *     VRAM or another model than the job asks (HARDWARE), lies outside a strict job's regions (REGION),
+ *     promises a start later than maxStartDelaySec after `now` (LATE_START), has a payload CID that
  *     several peers signed (CID_CONFLICT: the award names bids by CID, so a CID must name one
  *     signer), or comes from an excluded provider (EXCLUDED). The same (CID, signer) received twice
  *     counts once. Of several bids from one signer only the lowest price is kept, ties to the lowest CID
@@ -48,6 +50,8 @@ import {
   type RankedBid, type ScoringParams
 } from './scoring.js'
 import type { Tier } from './types.js'
+import { regionWithin, vramMeetsGB } from '../constants.js'
+import { modelMatches } from '../discovery.js'
 
 /** Most bids an award can name (the award schema's limit on `considered`). */
 export const MAX_CONSIDERED = 256
@@ -83,6 +87,12 @@ export const BidRejection = {
   /** Several peers signed the same payload. */
   CID_CONFLICT: 'CID_CONFLICT',
   EXCLUDED: 'EXCLUDED',
+  /** The bid offers fewer GPUs, less VRAM per GPU or another model than the job asks for. */
+  HARDWARE: 'HARDWARE',
+  /** The job's residency is strict and the bid's region is outside its regions. */
+  REGION: 'REGION',
+  /** The bid promises to start later than the job's maxStartDelaySec after the decision. */
+  LATE_START: 'LATE_START',
   /** The signer has a better bid for this job. */
   DUPLICATE_SIGNER: 'DUPLICATE_SIGNER',
   /** Valid, but ranked beyond MAX_CONSIDERED. */
@@ -166,6 +176,12 @@ function payloadFault (bid: AuctionBid, job: AuctionJob, now: number): BidReject
   if (!bid.payload.job.equals(job.cid)) return BidRejection.WRONG_JOB
   if (bid.payload.price > job.payload.sla.maxPrice) return BidRejection.OVER_MAX_PRICE
   if (bid.payload.expiresAt <= now) return BidRejection.EXPIRED
+  const { resources, placement, sla } = job.payload
+  const b = bid.payload
+  if (resources.gpus > 0 && (b.gpus.length < resources.gpus || !vramMeetsGB(b.vramMiB, resources.minVramGB) ||
+    (resources.models.length > 0 && !resources.models.some((m) => modelMatches(b.model, m))))) return BidRejection.HARDWARE
+  if (placement.residency === 'strict' && placement.regions.length > 0 && !placement.regions.some((r) => regionWithin(b.region, r))) return BidRejection.REGION
+  if (b.startBy > now + sla.maxStartDelaySec * 1000) return BidRejection.LATE_START
   return undefined
 }
 

@@ -196,6 +196,30 @@ describe('auction award (DESIGN §5)', () => {
     })
 
     describe('screening', () => {
+      it('drops bids that do not offer what the job asks: GPUs, VRAM, model, strict region, start', () => {
+        const base = makeJob()
+        const payload: JobRequest = { ...base.payload, resources: { ...base.payload.resources, gpus: 2, models: ['h100'] }, placement: { regions: ['eu'], residency: 'strict' } }
+        const job: AuctionJob = { cid: jobIdOf(payload), payload }
+        const make = (provider: number, edit: Partial<Bid>): AuctionBid => {
+          const identity = providers[provider] as Identity
+          const sealed = sealMessage(identity, 'bid', { ...bidPayload(job, provider, 1_000_000), gpus: ['GPU-a', 'GPU-b'], ...edit })
+          return openMessage(sealed.bytes, 'bid', { now: NOW })
+        }
+        const bids = [
+          make(0, {}),
+          make(1, { gpus: ['GPU-a'] }),
+          make(2, { vramMiB: 30_000 }),
+          make(3, { model: 'nvidia-a100-sxm4-80gb' }),
+          make(4, { region: 'us-east' }),
+          make(5, { startBy: DECIDED + 300_001 })
+        ]
+        const decision = decide(job, bids)
+        assert.equal(awarded(decision).winner, peer(0))
+        assert.deepEqual(new Map(decision.rejected.map((r) => [r.signer, r.reason])), new Map([
+          [peer(1), 'HARDWARE'], [peer(2), 'HARDWARE'], [peer(3), 'HARDWARE'], [peer(4), 'REGION'], [peer(5), 'LATE_START']
+        ]))
+      })
+
       it('drops bids for another job, over maxPrice, expired or from excluded providers', () => {
         const job = makeJob('silver', 'first-price', 2 * M)
         const other = makeJob('gold')
