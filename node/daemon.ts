@@ -48,8 +48,8 @@ export interface DaemonOptions {
   /** In-process tests: transports, encrypters and muxers to use instead of TCP/WS, Noise, Yamux. */
   libp2p?: Pick<BuildOptions, 'transports' | 'connectionEncrypters' | 'streamMuxers'>
   metrics?: NodeMetrics
-  /** Market settings for tests and benchmarks: the lease and billing interval put in awards. */
-  market?: { leaseMs?: number, billingIntervalSec?: number }
+  /** Market settings for tests and benchmarks: the lease and billing interval put in awards, bid damping. */
+  market?: { leaseMs?: number, billingIntervalSec?: number, damping?: boolean }
   /**
    * Where libp2p keeps its peer store and DHT records: a level database in the data dir (default),
    * or memory. In-process networks of many nodes use memory: dozens of level databases in one

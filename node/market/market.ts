@@ -223,7 +223,7 @@ export class Market {
 
   async stop (): Promise<void> {
     this.options.node.services.exec.onChannel = undefined
-    this.requester.stop()
+    await this.requester.stop()
     await this.provider.stop()
     this.gossip.stop()
   }

@@ -39,6 +39,8 @@ export interface ProviderMarketOptions {
   preemptNoticeMs?: number
   /** All of a job's inputs together (default DEFAULT_MAX_INPUT_BYTES). */
   maxInputBytes?: number
+  /** Bid damping (default true); false: bid at once and never stay silent (benchmarks compare). */
+  damping?: boolean
 }
 
 

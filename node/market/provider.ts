@@ -86,7 +86,7 @@ export class ProviderMarket {
     if (this.pending.has(`${id}#${roundNo}`) || mine.some((o) => o.round === roundNo)) return
     // this node displaced the job for better-paying work: bidding on its next round would only make
     // it wait for that work to end, when another provider could run it now
-    if (mine.some((o) => o.state.status === 'preempted')) return this.log.debug('not bidding on a job this node preempted', { job: id, round: roundNo })
+    if (this.jobs.preempted.has(id)) return this.log.debug('not bidding on a job this node preempted', { job: id, round: roundNo })
     const job = request.payload
     const now = this.now()
     const closesAt = (round?.opensAt ?? job.issuedAt) + job.auction.bidWindowMs
@@ -101,7 +101,7 @@ export class ProviderMarket {
       } catch (err) {
         this.log.error('bidding failed', { job: id, error: err })
       }
-    }, bidDelayMs(decision.fit, job.auction.bidWindowMs))
+    }, this.options.damping === false ? 0 : bidDelayMs(decision.fit, job.auction.bidWindowMs))
     timer.unref()
     this.pending.set(key, timer)
   }
@@ -113,7 +113,7 @@ export class ProviderMarket {
     const now = this.now()
     if (this.stopped || ad === undefined) return
     if (now >= closesAt) return this.log.debug('the bid window closed during the delay', { job: id, round })
-    if (stayingSilent(decision.price, this.seen.prices(id, opensAt, now))) return this.log.debug('staying silent: enough better bids seen', { job: id, round })
+    if (this.options.damping !== false && stayingSilent(decision.price, this.seen.prices(id, opensAt, now))) return this.log.debug('staying silent: enough better bids seen', { job: id, round })
     const bid = sealBid(this.options.signer, request, decision, ad, closesAt, now)
     const init = startProviderJob({ job: id, requester: request.signer, bid: bid.cid.toString(), gpus: request.payload.resources.gpus, offerExpiresAt: bid.payload.expiresAt }, now)
     const offer = newOffer(request, round, bid, init.state)

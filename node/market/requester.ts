@@ -79,6 +79,9 @@ interface ActiveJob {
   timers: Map<number, NodeJS.Timeout>
   /** Events are applied one at a time, in order. */
   queue: Promise<void>
+  /** The record write in flight (writes never hold up the queue), and whether another is due after it. */
+  saving?: Promise<void>
+  dirty: boolean
 }
 
 export class RequesterMarket {
@@ -109,7 +112,7 @@ export class RequesterMarket {
         this.options.log.warn('a stored job request does not open; skipped', { job: record.id, error: err })
         continue
       }
-      const active: ActiveJob = { record, request, state: record.state, bids: new Map(), attempts: new Map(), timers: new Map(), queue: Promise.resolve() }
+      const active: ActiveJob = { record, request, state: record.state, bids: new Map(), attempts: new Map(), timers: new Map(), queue: Promise.resolve(), dirty: false }
       this.jobs.set(record.id, active)
       loaded++
       if (isRequesterFinal(record.state.status)) continue
@@ -134,7 +137,7 @@ export class RequesterMarket {
     const record: JobRecord = {
       id, request: id, submittedAt: now, updatedAt: now, bids: [], paid: 0, events: [], logBytes: 0, state: transition.state
     }
-    const active: ActiveJob = { record, request, state: transition.state, bids: new Map(), attempts: new Map(), timers: new Map(), queue: Promise.resolve() }
+    const active: ActiveJob = { record, request, state: transition.state, bids: new Map(), attempts: new Map(), timers: new Map(), queue: Promise.resolve(), dirty: false }
     this.jobs.set(id, active)
     await this.options.store.putEnvelope(id, request.bytes)
     await mkdir(this.jobDir(id), { recursive: true, mode: 0o700 })
@@ -147,11 +150,13 @@ export class RequesterMarket {
   /** A bid seen on gossip: counted when it is for one of our jobs in its bidding round. */
   onBid (bid: OpenedMessage<'bid'>): void {
     const active = this.jobs.get(bid.payload.job.toString())
-    if (active === undefined) return
-    this.enqueue(active, async () => {
-      if (active.state.status !== 'bidding' || active.bids.has(bid.cid.toString())) return
+    if (active === undefined || active.state.status !== 'bidding') return
+    // the bid counts at its arrival, however long the queue ahead of it takes
+    const now = this.options.now()
+    void this.enqueue(active, async () => {
+      if (active.state.status !== 'bidding' || active.state.auction.closing || active.bids.has(bid.cid.toString())) return
       const before = active.state.auction.bids.length
-      await this.apply(active, { type: 'bid-received', now: this.options.now(), bid: bid.cid.toString(), provider: bid.signer })
+      await this.apply(active, { type: 'bid-received', now, bid: bid.cid.toString(), provider: bid.signer })
       if (active.state.auction.bids.length === before) return
       active.bids.set(bid.cid.toString(), bid)
       active.record.bids.push({ cid: bid.cid.toString(), provider: bid.signer, price: bid.payload.price, model: bid.payload.model, region: bid.payload.region })
@@ -195,11 +200,13 @@ export class RequesterMarket {
     }
   }
 
-  stop (): void {
+  /** Stop timers and streams, and wait for the last record writes. */
+  async stop (): Promise<void> {
     for (const active of this.jobs.values()) {
       for (const timer of active.timers.values()) clearTimeout(timer)
       for (const attempt of active.attempts.values()) attempt.channel?.abort(new Error('the requester is shutting down'))
     }
+    await Promise.all([...this.jobs.values()].map(async (active) => { await active.saving }))
   }
 
   // -------------------------------------------------------------------------------------------
@@ -240,10 +247,23 @@ export class RequesterMarket {
     }
     active.record.state = active.state
     active.record.updatedAt = this.options.now()
-    await this.options.store.put('requester', active.record.id, active.record).catch((err: unknown) => {
-      this.options.log.error('cannot save the job record', { job: active.record.id, error: err })
-    })
+    this.save(active)
     if (isRequesterFinal(active.state.status)) this.finish(active)
+  }
+
+  /** Write the job record; writes are coalesced and never hold up the job's events. */
+  private save (active: ActiveJob): void {
+    active.dirty = true
+    if (active.saving !== undefined) return
+    active.saving = (async () => {
+      while (active.dirty) {
+        active.dirty = false
+        await this.options.store.put('requester', active.record.id, active.record).catch((err: unknown) => {
+          this.options.log.error('cannot save the job record', { job: active.record.id, error: err })
+        })
+      }
+      active.saving = undefined
+    })()
   }
 
   private async effect (active: ActiveJob, effect: RequesterEffect): Promise<void> {
