@@ -40,6 +40,7 @@
  * protocol's. The idle and while-the-jobs-run load lines say how busy it was.
  */
 import '../node/polyfill.js'
+import { ms, pct, printTable, rng, type Row } from './stats.js'
 import { rmSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { cpus, tmpdir, totalmem } from 'node:os'
@@ -84,16 +85,6 @@ const MIN_MESH = 2
 
 const SELLERS = CATALOG.filter((s) => s.sell !== false)
 
-function rng (seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 /** N − 1 providers: the catalog's sellers in turn, price floors spread over 0.40–3.00 credits/GPU-h. */
 function providerSpecs (n: number, damping: boolean): NodeSpec[] {
@@ -124,27 +115,11 @@ const sleep = async (ms: number): Promise<void> => { await new Promise((resolve)
 // statistics and printing (as bench/dht.ts)
 // ---------------------------------------------------------------------------------------------
 
-/** Nearest-rank percentile. */
-function pct (values: number[], p: number): number {
-  if (values.length === 0) return NaN
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p / 100 * sorted.length) - 1))] as number
-}
 const mean = (values: number[]): number => values.length === 0 ? NaN : values.reduce((a, b) => a + b, 0) / values.length
 const max = (values: number[]): number => values.length === 0 ? NaN : Math.max(...values)
 const min = (values: number[]): number => values.length === 0 ? NaN : Math.min(...values)
-const ms = (v: number): string => Number.isNaN(v) ? '—' : v >= 10_000 ? `${(v / 1000).toFixed(1)} s` : `${v.toFixed(0)} ms`
 const num = (v: number, digits = 1): string => Number.isNaN(v) ? '—' : v.toFixed(digits)
 
-interface Row { label: string, cells: string[] }
-
-function printTable (title: string, header: string[], rows: Row[]): void {
-  console.log(`\n${title}`)
-  const width = Math.max(4, ...rows.map((r) => r.label.length))
-  const colWidths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r.cells[i] ?? '').length)))
-  console.log(`  ${''.padEnd(width)}  ${header.map((h, i) => h.padStart(colWidths[i] as number)).join('  ')}`)
-  for (const r of rows) console.log(`  ${r.label.padEnd(width)}  ${r.cells.map((c, i) => c.padStart(colWidths[i] as number)).join('  ')}`)
-}
 
 const spread = (values: number[]): string[] => [ms(pct(values, 50)), ms(pct(values, 95)), ms(pct(values, 99)), ms(max(values))]
 
