@@ -197,9 +197,9 @@ describe('the provider market (two bare nodes, the requester played by hand)', f
   }
 
   /** Award the bid and hand the award over on a new exec stream. */
-  async function hand (request: SealedMessage<'job-request'>, bid: OpenedMessage<'bid'>, extra: { winner?: string } = {}): Promise<{ award: SealedMessage<'award'>, reader: Reader }> {
+  async function hand (request: SealedMessage<'job-request'>, bid: OpenedMessage<'bid'>, extra: { winner?: string, signer?: Identity } = {}): Promise<{ award: SealedMessage<'award'>, reader: Reader }> {
     const now = Date.now()
-    const award = sealMessage(requesterId, 'award', {
+    const award = sealMessage(extra.signer ?? requesterId, 'award', {
       v: 1, issuedAt: now, expiresAt: now + 600_000, job: request.cid, attempt: 1, winner: extra.winner ?? bid.signer, bid: bid.cid,
       price: bid.payload.price, paymentRule: 'first-price', considered: [bid.cid], excluded: [], ...TERMS
     })
@@ -302,6 +302,10 @@ describe('the provider market (two bare nodes, the requester played by hand)', f
     const wrong = await hand(request, bid, { winner: requesterId.peerId })
     await until('the refused stream to end', () => wrong.reader.ended)
     assert.equal(wrong.reader.messages.length, 0)
+    // a forged award: right job and bid, signed by someone other than the job's requester
+    const forged = await hand(request, bid, { signer: new Identity(new Uint8Array(32).fill(77)) })
+    await until('the forged award\'s stream to end', () => forged.reader.ended)
+    assert.equal(forged.reader.messages.length, 0)
     // the bid still waits, and the right award is taken
     const { reader } = await hand(request, bid)
     assert.equal((await reader.next('award-response')).payload.decision, 'accept')
