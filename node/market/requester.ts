@@ -12,7 +12,7 @@ import { peerIdFromString } from '@libp2p/peer-id'
 import { CID, decodeCanonical, type Signer } from '../../crypto/index.js'
 import {
   DEFAULT_BILLING_INTERVAL_SEC, DEFAULT_LEASE_MS, EVIDENCE_TOPIC, MessageRejectedError,
-  decideAward, explainNoBids, isRequesterFinal, jobTopics, openMessage, reduceRequester, requesterInitFromJob,
+  decideAward, explainNoBids, formatMicros, isRequesterFinal, jobTopics, openMessage, reduceRequester, requesterInitFromJob,
   sealMessage, startRequesterJob,
   type CapabilityAd, type EvidenceRef, type JobRequest, type OpenedMessage, type RankedBid, type RequesterEffect,
   type RequesterEvent, type RequesterJob, type SealedMessage
@@ -628,7 +628,7 @@ export class RequesterMarket {
 }
 
 function credits (micros: number): string {
-  return `${(micros / 1e6).toFixed(micros % 10_000 === 0 ? 2 : 4)} cr`
+  return `${formatMicros(micros)} cr`
 }
 
 function short (peer: string): string {
