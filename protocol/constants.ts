@@ -50,15 +50,34 @@ export const CAPABILITY_KEY_PREFIX = 'gpumesh/cap/1/'
 export const VRAM_BUCKETS_GB = [8, 12, 16, 24, 32, 40, 48, 80, 96, 141, 192] as const
 
 /**
- * Drivers report usable memory in MiB, below the marketed size (decimal GB, ECC and firmware
- * reservations): an "L40S 48GB" reports 46,068 MiB, an "A100 40GB" 40,536 MiB. A GPU meets a nominal
- * size of G GB when it reports at least G × 1024 × 0.92 MiB.
+ * Drivers report usable memory in MiB, below the marketed size (ECC and firmware reservations): an
+ * "L40S 48GB" reports 46,068 MiB, an "H100 80GB" 81,559 MiB. A GPU reporting at least
+ * floor(G × 1024 × 0.92) MiB counts as a G GB card for every bucket G (see nominalVramGB).
  */
 export const VRAM_NOMINAL_RATIO = 0.92
 
-/** True when a GPU reporting `vramMiB` counts as having `gb` GB (see VRAM_NOMINAL_RATIO). */
+/**
+ * The nominal (marketed) per-GPU VRAM of a GPU reporting `vramMiB`, in whole GB: the larger of the largest
+ * bucket it meets by the 0.92 rule and its reported size rounded to whole GiB. H100 (81,559 MiB) → 80,
+ * L40S (46,068) → 48, a 20 GB card (20,475) → 20. 0 MiB — the driver reports no size (unified-memory
+ * parts) — is 0: unknown VRAM meets no requirement and claims no bucket.
+ */
+export function nominalVramGB (vramMiB: number): number {
+  if (!(vramMiB > 0)) return 0
+  let bucket = 0
+  for (const gb of VRAM_BUCKETS_GB) if (vramMiB >= Math.floor(gb * 1024 * VRAM_NOMINAL_RATIO)) bucket = gb
+  return Math.max(bucket, Math.round(vramMiB / 1024))
+}
+
+/** True when a GPU reporting `vramMiB` counts as having `gb` GB: its nominal size is at least `gb`. */
 export function vramMeetsGB (vramMiB: number, gb: number): boolean {
-  return vramMiB >= Math.floor(gb * 1024 * VRAM_NOMINAL_RATIO)
+  return nominalVramGB(vramMiB) >= gb
+}
+
+/** `80 GB (79.6 GiB reported)`, or `VRAM unknown` for 0 MiB: the nominal size the filters use, then the driver's. */
+export function formatVram (vramMiB: number): string {
+  if (!(vramMiB > 0)) return 'VRAM unknown'
+  return `${nominalVramGB(vramMiB)} GB (${(vramMiB / 1024).toFixed(1)} GiB reported)`
 }
 
 /** Every VRAM bucket met by a GPU reporting `vramMiB`, smallest first. */

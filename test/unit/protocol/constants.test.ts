@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import assert from 'node:assert/strict'
 import {
   EVIDENCE_TOPIC, PROTOCOLS, capabilityKeyCid, capabilityKeys, marketTopic, modelSlug, regionAncestry, regionWithin,
-  vramLookupBucket, vramBuckets, vramMeetsGB
+  VRAM_BUCKETS_GB, formatVram, nominalVramGB, vramLookupBucket, vramBuckets, vramMeetsGB
 } from '../../../protocol/index.js'
 
 describe('protocol constants and capability keys', () => {
@@ -45,6 +45,38 @@ describe('protocol constants and capability keys', () => {
     assert.equal(vramLookupBucket(50), 48) // a 64 GB card announces 48 and meets "at least 50"
     assert.equal(vramLookupBucket(500), 192)
     assert.equal(vramLookupBucket(4), undefined)
+  })
+
+  it('a GPU meets a VRAM requirement by its nominal size, never by the slack of the 0.92 rule', () => {
+    // the 0.92 rule alone let an H100 (81,559 MiB ≥ floor(86 × 1024 × 0.92) = 81,018) pass for 86 GB
+    assert.equal(nominalVramGB(81_559), 80)
+    assert.ok(vramMeetsGB(81_559, 80))
+    assert.ok(!vramMeetsGB(81_559, 81))
+    assert.ok(!vramMeetsGB(81_559, 86))
+    assert.ok(vramMeetsGB(81_559, 79.5))
+    // L40S reports 45 GiB but is a 48 GB card, and meets 48, not 49
+    assert.equal(nominalVramGB(46_068), 48)
+    assert.ok(vramMeetsGB(46_068, 48))
+    assert.ok(!vramMeetsGB(46_068, 49))
+    // a card between buckets keeps its own size: a 20 GB card (20,475 MiB) meets 20, not 21
+    assert.equal(nominalVramGB(20_475), 20)
+    assert.ok(vramMeetsGB(20_475, 20) && !vramMeetsGB(20_475, 21))
+    // unknown VRAM (0 MiB) meets only "no requirement" and claims no bucket
+    assert.equal(nominalVramGB(0), 0)
+    assert.ok(vramMeetsGB(0, 0) && !vramMeetsGB(0, 1))
+    assert.deepEqual(vramBuckets(0), [])
+    assert.equal(formatVram(81_559), '80 GB (79.6 GiB reported)')
+    assert.equal(formatVram(46_068), '48 GB (45.0 GiB reported)')
+    assert.equal(formatVram(0), 'VRAM unknown')
+  })
+
+  it('announces exactly the buckets of the 0.92 threshold table: at, and one MiB below, each threshold', () => {
+    for (const gb of VRAM_BUCKETS_GB) {
+      const threshold = Math.floor(gb * 1024 * 0.92)
+      assert.equal(vramBuckets(threshold).at(-1), gb, `${gb} at ${threshold}`)
+      assert.ok(!vramBuckets(threshold - 1).includes(gb), `${gb} below ${threshold}`)
+      assert.ok(vramMeetsGB(threshold, gb) && !vramMeetsGB(threshold - 1, gb), `${gb}`)
+    }
   })
 
   it('treats regions as a hierarchy', () => {
