@@ -1,7 +1,9 @@
 /**
- * GPU detection with nvidia-smi (DESIGN §6): one CSV query, parsed strictly. Every failure, from a
- * missing binary to output nobody expected, becomes a GpuDetectionError whose message tells the
- * owner what happened and that GPUs can be declared in the config instead.
+ * GPU detection with nvidia-smi (DESIGN §6): one CSV query, each line parsed strictly. A line that
+ * cannot be read is skipped and reported by its line number, and the GPUs on the other lines are kept;
+ * a GPU whose driver reports no memory size (unified-memory parts: GB10, Jetson) is kept with its memory
+ * unknown — never guessed. Every failure, from a missing binary to output nobody expected, becomes a
+ * GpuDetectionError whose message tells the owner what happened and that GPUs can be declared instead.
  */
 import { execFile, type ExecFileException } from 'node:child_process'
 import type { GpuInfo } from '../../protocol/index.js'
@@ -28,7 +30,8 @@ export interface DetectedGpu {
   index: number
   uuid: string
   name: string
-  memoryMiB: number
+  /** Absent when the driver reports no size (`[N/A]`, `[Not Supported]`: unified-memory parts). */
+  memoryMiB?: number
   driver: string
   /** Rounded to whole watts. */
   powerLimitW?: number
@@ -118,9 +121,10 @@ function parseLine (text: string, line: number): DetectedGpu {
     index: wholeNumber('index', required('index', index, line), line, MAX_INDEX),
     uuid: required('uuid', uuid, line),
     name: required('name', name, line),
-    memoryMiB: wholeNumber('memory.total', required('memory.total', memory, line), line),
     driver: required('driver_version', driver, line)
   }
+  // unified-memory parts report no framebuffer size: the GPU is kept, its memory unknown
+  if (!isUnavailable(memory)) gpu.memoryMiB = wholeNumber('memory.total', memory, line)
   if (!/^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/.test(gpu.uuid)) throw unparseable(line, `uuid is ${quote(gpu.uuid)}, expected a GPU UUID like GPU-5a10e6e5-95f7-2785-ed63-6f6147f304f7`)
   if (modelSlug(gpu.name) === '' || utf8Bytes(gpu.name) > 96) throw unparseable(line, `name is ${quote(gpu.name)}, expected a GPU model name`)
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$/.test(gpu.driver)) throw unparseable(line, `driver_version is ${quote(gpu.driver)}, expected a version like 550.90.07`)
@@ -133,27 +137,49 @@ function parseLine (text: string, line: number): DetectedGpu {
   return gpu
 }
 
+/** What one run of nvidia-smi yielded: the GPUs it could read, and the lines it could not (each with its line number). */
+export interface GpuDetection {
+  gpus: DetectedGpu[]
+  skipped: GpuDetectionError[]
+}
+
 /**
- * Parse the output of `nvidia-smi --query-gpu=<NVIDIA_SMI_FIELDS> --format=csv,noheader,nounits`.
- * Blank lines are skipped (no output at all means no GPUs); CRLF and padding are tolerated.
- * Throws GpuDetectionError(NVIDIA_SMI_UNPARSEABLE) naming the first line it cannot read, and for
- * two GPUs with the same index or UUID. Throws nothing else.
+ * Read the output of `nvidia-smi --query-gpu=<NVIDIA_SMI_FIELDS> --format=csv,noheader,nounits`, line by
+ * line: blank lines are skipped (no output at all means no GPUs); CRLF and padding are tolerated. A line
+ * that cannot be read, or repeats an earlier GPU's index or UUID, goes to `skipped` as a
+ * GpuDetectionError(NVIDIA_SMI_UNPARSEABLE) naming its line; the other lines' GPUs are kept. Never throws.
  */
-export function parseNvidiaSmiCsv (text: string): DetectedGpu[] {
+export function readNvidiaSmiCsv (text: string): GpuDetection {
   const gpus: DetectedGpu[] = []
+  const skipped: GpuDetectionError[] = []
   const seenIndex = new Set<number>()
   const seenUuid = new Set<string>()
   const lines = text.split(/\r\n|\r|\n/)
   for (const [i, raw] of lines.entries()) {
     if (raw.trim() === '') continue
     const line = i + 1
-    const gpu = parseLine(raw, line)
-    if (seenIndex.has(gpu.index)) throw unparseable(line, `index ${gpu.index} appears twice`)
-    if (seenUuid.has(gpu.uuid)) throw unparseable(line, `uuid ${gpu.uuid} appears twice`)
-    seenIndex.add(gpu.index)
-    seenUuid.add(gpu.uuid)
-    gpus.push(gpu)
+    try {
+      const gpu = parseLine(raw, line)
+      if (seenIndex.has(gpu.index)) throw unparseable(line, `index ${gpu.index} appears twice`)
+      if (seenUuid.has(gpu.uuid)) throw unparseable(line, `uuid ${gpu.uuid} appears twice`)
+      seenIndex.add(gpu.index)
+      seenUuid.add(gpu.uuid)
+      gpus.push(gpu)
+    } catch (err) {
+      if (!(err instanceof GpuDetectionError)) throw err
+      skipped.push(err)
+    }
   }
+  return { gpus, skipped }
+}
+
+/**
+ * The same, all or nothing: the GPUs when every line reads, else throws the first line's
+ * GpuDetectionError(NVIDIA_SMI_UNPARSEABLE). Throws nothing else.
+ */
+export function parseNvidiaSmiCsv (text: string): DetectedGpu[] {
+  const { gpus, skipped } = readNvidiaSmiCsv(text)
+  if (skipped[0] !== undefined) throw skipped[0]
   return gpus
 }
 
@@ -196,19 +222,21 @@ function failure (command: string, error: ExecFileException, stdout: string, std
 }
 
 /**
- * Run nvidia-smi (no shell) and return the GPUs it reports, or [] when it finds none. Rejects only
- * with GpuDetectionError: NVIDIA_SMI_MISSING (not installed / not on PATH), NVIDIA_SMI_FAILED
- * (non-zero exit, e.g. the driver is not loaded; or cancelled through `signal`),
- * NVIDIA_SMI_TIMEOUT, NVIDIA_SMI_UNPARSEABLE.
+ * Run nvidia-smi (no shell) and return the GPUs it reports (none when it finds none) with the lines it
+ * could not read. Rejects only with GpuDetectionError: NVIDIA_SMI_MISSING (not installed / not on PATH),
+ * NVIDIA_SMI_FAILED (non-zero exit, e.g. the driver is not loaded; or cancelled through `signal`),
+ * NVIDIA_SMI_TIMEOUT, NVIDIA_SMI_UNPARSEABLE (not one line could be read).
  */
-export async function detectGpus (options: DetectOptions = {}): Promise<DetectedGpu[]> {
+export async function detectGpus (options: DetectOptions = {}): Promise<GpuDetection> {
   const command = options.command ?? DEFAULT_NVIDIA_SMI_COMMAND
   const timeoutMs = options.timeoutMs ?? DEFAULT_DETECT_TIMEOUT_MS
   if (options.signal?.aborted === true) {
     throw new GpuDetectionError('NVIDIA_SMI_FAILED', `GPU detection was cancelled before ${command} started.`)
   }
   const output = await run(command, timeoutMs, options.signal)
-  return parseNvidiaSmiCsv(output)
+  const detection = readNvidiaSmiCsv(output)
+  if (detection.gpus.length === 0 && detection.skipped[0] !== undefined) throw detection.skipped[0]
+  return detection
 }
 
 /** stdout of `command NVIDIA_SMI_ARGS`, or the GpuDetectionError that explains why not. */
@@ -255,14 +283,18 @@ async function run (command: string, timeoutMs: number, signal: AbortSignal | un
 // Into the protocol
 // ---------------------------------------------------------------------------------------------
 
-/** A detected GPU as the capability ad carries it (DESIGN §4, provenance `detected`). */
-export function toGpuInfo (gpu: DetectedGpu): GpuInfo {
+/**
+ * A detected GPU as the capability ad carries it (DESIGN §4, provenance `detected`). Its memory is the
+ * driver's; when the driver reports none, the owner's `declaredVramMiB` entry for its UUID or index
+ * (config `provider.gpuVramMiB`), else 0: unknown, which claims no VRAM bucket (protocol/README.md §5.2).
+ */
+export function toGpuInfo (gpu: DetectedGpu, declaredVramMiB: Readonly<Record<string, number>> = {}): GpuInfo {
   return {
     index: gpu.index,
     uuid: gpu.uuid,
     name: gpu.name,
     model: modelSlug(gpu.name),
-    vramMiB: gpu.memoryMiB,
+    vramMiB: gpu.memoryMiB ?? declaredVramMiB[gpu.uuid] ?? declaredVramMiB[String(gpu.index)] ?? 0,
     driver: gpu.driver,
     ...(gpu.powerLimitW !== undefined ? { powerLimitW: gpu.powerLimitW } : {}),
     provenance: 'detected'

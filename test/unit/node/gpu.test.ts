@@ -5,10 +5,10 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import fc from 'fast-check'
 import {
-  DEFAULT_DETECT_TIMEOUT_MS, GpuDetectionError, NVIDIA_SMI_ARGS, NVIDIA_SMI_FIELDS, detectGpus, parseNvidiaSmiCsv, toGpuInfo,
+  DEFAULT_DETECT_TIMEOUT_MS, GpuDetectionError, NVIDIA_SMI_ARGS, NVIDIA_SMI_FIELDS, detectGpus, parseNvidiaSmiCsv, readNvidiaSmiCsv, toGpuInfo,
   type DetectedGpu, type GpuDetectionErrorCode
 } from '../../../node/gpu/nvidia-smi.js'
-import { gpuInfo, validatePayload, type CapabilityAd, type GpuInfo } from '../../../protocol/index.js'
+import { capabilityKeys, gpuInfo, validatePayload, type CapabilityAd, type GpuInfo } from '../../../protocol/index.js'
 import { NOW } from '../../helpers/arbitraries.js'
 
 // dist/test/unit/node → repository root
@@ -118,7 +118,7 @@ describe('GPU detection: nvidia-smi', () => {
     }
 
     it('reports memory.total in MiB as the driver does, below the marketed size', () => {
-      const first = (name: string): number => (EXPECTED[name]?.[0] as DetectedGpu).memoryMiB
+      const first = (name: string): number | undefined => (EXPECTED[name]?.[0] as DetectedGpu).memoryMiB
       assert.equal(first('h100-80gb-hbm3-x8.csv'), 81559)
       assert.equal(first('a100-sxm4-40gb-x8.csv'), 40960)
       assert.equal(first('tesla-t4.csv'), 15360)
@@ -153,7 +153,7 @@ describe('GPU detection: nvidia-smi', () => {
     })
 
     it('rejects a missing required field, naming field and line', () => {
-      const cases: Array<[number, string]> = [[0, 'index'], [1, 'uuid'], [2, 'name'], [3, 'memory.total'], [4, 'driver_version']]
+      const cases: Array<[number, string]> = [[0, 'index'], [1, 'uuid'], [2, 'name'], [4, 'driver_version']]
       for (const [column, field] of cases) {
         for (const na of ['[N/A]', 'N/A', '']) {
           const fields = H100_ROW.split(', ')
@@ -164,11 +164,43 @@ describe('GPU detection: nvidia-smi', () => {
       }
     })
 
-    it('rejects a unified-memory GPU that reports no memory.total (GB10, DGX Spark)', () => {
-      // `nvidia-smi --query-gpu=index,name,memory.total,… --format=csv` on a GB10 answers
-      // `0, NVIDIA GB10, [N/A], [N/A]` (unslothai/unsloth#10703); its table shows `3W / N/A`.
-      const gb10 = row([0, 'GPU-2dee1e25-b3b5-007e-2b55-79f2d0f2ebe5', 'NVIDIA GB10', '[N/A]', '580.126.09', '[N/A]', 36, 0])
-      assert.throws(() => parseNvidiaSmiCsv(gb10), isDetectionError('NVIDIA_SMI_UNPARSEABLE', 1, /memory\.total is "\[N\/A\]".*Declare GPUs in the config/))
+    it('keeps a unified-memory GPU that reports no memory.total, its memory unknown (GB10, DGX Spark)', async () => {
+      const [gb10] = parseNvidiaSmiCsv(await fixture('gb10-dgx-spark.csv'))
+      assert.deepEqual(gb10, { index: 0, uuid: 'GPU-2dee1e25-b3b5-007e-2b55-79f2d0f2ebe5', name: 'NVIDIA GB10', driver: '580.126.09', temperatureC: 36, utilizationPct: 0 })
+      for (const na of ['[N/A]', '[Not Supported]', 'N/A', '']) {
+        const [gpu] = parseNvidiaSmiCsv(H100_ROW.replace('81559', na))
+        assert.ok(gpu !== undefined && !('memoryMiB' in gpu), na)
+      }
+      // never guessed: unknown VRAM is 0 in the ad, which claims no VRAM bucket
+      const info = toGpuInfo(gb10 as DetectedGpu)
+      assert.equal(info.vramMiB, 0)
+      assert.ok(gpuInfo.safeParse(info).success)
+      assert.deepEqual(capabilityKeys({ gpus: [info], region: 'eu' }).filter((k) => /^(vram|market)\//.test(k)), [])
+      // unless the owner declares it, by UUID or by index; a reported size always wins
+      assert.equal(toGpuInfo(gb10 as DetectedGpu, { 'GPU-2dee1e25-b3b5-007e-2b55-79f2d0f2ebe5': 122_880 }).vramMiB, 122_880)
+      assert.equal(toGpuInfo(gb10 as DetectedGpu, { 0: 122_880 }).vramMiB, 122_880)
+      assert.equal(toGpuInfo(gb10 as DetectedGpu, { 1: 122_880 }).vramMiB, 0)
+      assert.ok(capabilityKeys({ gpus: [toGpuInfo(gb10 as DetectedGpu, { 0: 122_880 })], region: 'eu' }).includes('vram/96'))
+      assert.equal(toGpuInfo((EXPECTED['l4.csv'] as DetectedGpu[])[0] as DetectedGpu, { 0: 1 }).vramMiB, 23034)
+    })
+
+    it('keeps the GPUs on readable lines and names each unreadable line', async () => {
+      const { gpus, skipped } = readNvidiaSmiCsv(await fixture('h100-x8-not-supported-and-truncated.csv'))
+      const all = EXPECTED['h100-80gb-hbm3-x8.csv'] as DetectedGpu[]
+      // line 3: memory [Not Supported] → kept with memory unknown; line 6: cut off → skipped, the other 7 kept
+      assert.deepEqual(gpus.map((g) => g.index), [0, 1, 2, 3, 4, 6, 7])
+      const { memoryMiB: _, ...withoutMemory } = all[2] as DetectedGpu
+      assert.deepEqual(gpus[2], withoutMemory)
+      assert.deepEqual(gpus.filter((g) => g.index !== 2), all.filter((g) => g.index !== 2 && g.index !== 5))
+      assert.deepEqual(skipped.map((e) => [e.code, e.line]), [['NVIDIA_SMI_UNPARSEABLE', 6]])
+      assert.match(skipped[0]?.message ?? '', /line 6: expected 8 comma-separated fields/)
+      // a repeated GPU is skipped too, the first one kept
+      const twice = readNvidiaSmiCsv(`${H100_ROW}\n${H100_ROW.replace(/^0/, '1')}\n`)
+      assert.equal(twice.gpus.length, 1)
+      assert.deepEqual(twice.skipped.map((e) => e.line), [2])
+      // every line bad: nothing kept, each line named
+      const none = readNvidiaSmiCsv('garbled\n\nalso, garbled\n')
+      assert.deepEqual([none.gpus, none.skipped.map((e) => e.line)], [[], [1, 3]])
     })
 
     it('rejects a line with the wrong number of fields, naming its line number', async () => {
@@ -277,7 +309,7 @@ describe('GPU detection: nvidia-smi', () => {
 
     it('gives capability ads that validate, for every fixture', () => {
       for (const [name, gpus] of Object.entries(EXPECTED)) {
-        const infos = gpus.map(toGpuInfo)
+        const infos = gpus.map((g) => toGpuInfo(g))
         for (const info of infos) assert.ok(gpuInfo.safeParse(info).success, `${name}: ${info.uuid}`)
         assert.deepEqual(validatePayload('capability-ad', capabilityAd(infos)).gpus, infos, name)
       }
@@ -315,12 +347,12 @@ describe('GPU detection: nvidia-smi', () => {
     it('passes exactly the query arguments, no shell', async () => {
       const argsFile = join(dir, 'args.txt')
       const cmd = await fakeSmi('echo-args', `for a in "$@"; do printf '%s\\n' "$a" >> '${argsFile}'; done\ncat '${join(FIXTURES, 'l4.csv')}'`)
-      assert.deepEqual(await detectGpus({ command: cmd }), EXPECTED['l4.csv'])
+      assert.deepEqual(await detectGpus({ command: cmd }), { gpus: EXPECTED['l4.csv'], skipped: [] })
       assert.deepEqual((await readFile(argsFile, 'utf8')).trimEnd().split('\n'), [...NVIDIA_SMI_ARGS])
     })
 
     it('returns the GPUs of a multi-GPU machine', async () => {
-      assert.deepEqual(await detectGpus({ command: await printing('h100-80gb-hbm3-x8.csv') }), EXPECTED['h100-80gb-hbm3-x8.csv'])
+      assert.deepEqual(await detectGpus({ command: await printing('h100-80gb-hbm3-x8.csv') }), { gpus: EXPECTED['h100-80gb-hbm3-x8.csv'], skipped: [] })
     })
 
     it('maps a missing binary to NVIDIA_SMI_MISSING with advice', async () => {
@@ -343,8 +375,8 @@ describe('GPU detection: nvidia-smi', () => {
     })
 
     it('returns [] when nvidia-smi finds no GPU', async () => {
-      assert.deepEqual(await detectGpus({ command: await printing('no-devices.txt', 6) }), [])
-      assert.deepEqual(await detectGpus({ command: await fakeSmi('empty', 'exit 0') }), [])
+      assert.deepEqual(await detectGpus({ command: await printing('no-devices.txt', 6) }), { gpus: [], skipped: [] })
+      assert.deepEqual(await detectGpus({ command: await fakeSmi('empty', 'exit 0') }), { gpus: [], skipped: [] })
     })
 
     it('maps a hang to NVIDIA_SMI_TIMEOUT, promptly', async () => {
@@ -366,6 +398,12 @@ describe('GPU detection: nvidia-smi', () => {
       await assert.rejects(detectGpus({ command: await printing('table-instead-of-csv.txt') }), isDetectionError('NVIDIA_SMI_UNPARSEABLE', 1))
       // nvidia-smi that exits 0 but says it failed
       await assert.rejects(detectGpus({ command: await printing('driver-not-loaded.txt') }), isDetectionError('NVIDIA_SMI_UNPARSEABLE', 1))
+    })
+
+    it('returns the readable GPUs with the skipped lines when some lines cannot be read', async () => {
+      const detection = await detectGpus({ command: await printing('h100-x8-not-supported-and-truncated.csv') })
+      assert.deepEqual(detection.gpus.map((g) => g.index), [0, 1, 2, 3, 4, 6, 7])
+      assert.deepEqual(detection.skipped.map((e) => e.line), [6])
     })
 
     it('maps runaway output to NVIDIA_SMI_UNPARSEABLE', async () => {
