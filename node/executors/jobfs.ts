@@ -74,9 +74,10 @@ function inside (root: string, path: string): boolean {
  * Read the declared outputs that exist as regular files inside `dir` (symlinks, directories, FIFOs and
  * paths escaping through a symlinked parent are left out), in declaration order, until `maxBytes`
  * are used in all; files that would pass that cap, or are bigger than `maxFileBytes` each, are left out
- * and named in `skipped`.
+ * and named in `skipped`. With `owner`, files not owned by that uid are left out too (a job run as another
+ * user could hard-link a file it cannot read, hoping the collector reads it for it).
  */
-export async function collectOutputs (dir: string, paths: string[], maxBytes = DEFAULT_MAX_OUTPUT_BYTES, maxFileBytes = Infinity): Promise<{ outputs: Array<{ path: string, bytes: Uint8Array }>, skipped: string[] }> {
+export async function collectOutputs (dir: string, paths: string[], maxBytes = DEFAULT_MAX_OUTPUT_BYTES, maxFileBytes = Infinity, owner?: number): Promise<{ outputs: Array<{ path: string, bytes: Uint8Array }>, skipped: string[] }> {
   const outputs: Array<{ path: string, bytes: Uint8Array }> = []
   const skipped: string[] = []
   const root = await realpath(dir)
@@ -85,7 +86,7 @@ export async function collectOutputs (dir: string, paths: string[], maxBytes = D
     const segments = relativeSegments(path)
     if (segments === undefined) continue
     const full = join(root, ...segments)
-    const bytes = await readRegularFile(root, full, Math.min(left, maxFileBytes)).catch(() => undefined)
+    const bytes = await readRegularFile(root, full, Math.min(left, maxFileBytes), owner).catch(() => undefined)
     if (bytes === undefined) continue
     if (bytes === 'too-big') { skipped.push(path); continue }
     left -= bytes.byteLength
@@ -94,15 +95,15 @@ export async function collectOutputs (dir: string, paths: string[], maxBytes = D
   return { outputs, skipped }
 }
 
-/** The bytes of `full` when it is a regular file inside `root` of at most `max` bytes. */
-async function readRegularFile (root: string, full: string, max: number): Promise<Uint8Array | 'too-big' | undefined> {
+/** The bytes of `full` when it is a regular file inside `root` of at most `max` bytes (owned by `owner`, when given). */
+async function readRegularFile (root: string, full: string, max: number, owner?: number): Promise<Uint8Array | 'too-big' | undefined> {
   const stat = await lstat(full)
   if (!stat.isFile()) return undefined
   if (!inside(root, await realpath(full))) return undefined
   const handle = await open(full, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK)
   try {
     const opened = await handle.stat()
-    if (!opened.isFile()) return undefined
+    if (!opened.isFile() || (owner !== undefined && opened.uid !== owner)) return undefined
     if (opened.size > max) return 'too-big'
     const bytes = await handle.readFile()
     return bytes.byteLength > max ? 'too-big' : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)

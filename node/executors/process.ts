@@ -1,17 +1,24 @@
 /**
  * `process` executor (DESIGN §6): runs argv directly (never through a shell) in a fresh work dir, with an env
- * allowlist, a wall-clock timeout, best-effort resource limits through `prlimit`, and a bubblewrap sandbox when
- * available (no host files beyond the system's read-only /usr tree, no network unless the job may use it).
+ * allowlist, a wall-clock timeout, best-effort resource limits through `prlimit`, and a bubblewrap sandbox
+ * (no host files beyond the system's read-only /usr tree, no network unless the job may use it).
+ *
+ * Safe by default: the sandbox is required (`sandbox: 'bwrap'`) and a run without a working bubblewrap is
+ * refused; `sandbox: 'none'` is the owner's explicit opt-out. Whatever the sandbox, a daemon running as root
+ * never runs a job as root: the job (and bwrap itself) runs as an unprivileged user (nobody, 65534), in a
+ * work dir owned by that user under a root-owned 0711 directory outside the data dir, so it can neither
+ * read `identity.key`/`api.token` nor pass off a root-owned file (e.g. a hard link) as an output.
  *
  * Limits: `limits.memoryBytes` → RLIMIT_AS and `limits.cpuSeconds` → RLIMIT_CPU, applied with util-linux
  * `prlimit` when it is installed; without it the limits are not enforced (best effort, `limitsEnforced`).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { constants as fsConstants } from 'node:fs'
-import { access, lstat, readlink } from 'node:fs/promises'
+import { access, chmod, lchown, lstat, mkdir, readdir, readlink } from 'node:fs/promises'
 import { constants as osConstants, tmpdir } from 'node:os'
 import { delimiter, isAbsolute, join } from 'node:path'
 import { beginRun, collectOutputs, DEFAULT_MAX_OUTPUT_BYTES, GPU_ENV_NAMES, jobEnv, makeWorkDir, placeInputs, relativeSegments, removeDir } from './jobfs.js'
+import type { ProcessSandbox } from '../../protocol/index.js'
 import type { ExecutionEvent, ExecutionRequest, ExecutionResult, Executor } from './types.js'
 
 export interface ProcessExecutorOptions {
@@ -19,8 +26,17 @@ export interface ProcessExecutorOptions {
   workRoot?: string
   /** Env names a job may set (default DEFAULT_ENV_ALLOWLIST). */
   envAllowlist?: string[]
-  /** 'auto' = bubblewrap when `bwrap` is on PATH and works, else none; 'bwrap' = required (runs fail without it). */
-  sandbox?: 'auto' | 'bwrap' | 'none'
+  /** 'bwrap' (default) = bubblewrap required: runs are refused without a working one; 'none' = the owner's opt-out. */
+  sandbox?: SandboxMode
+  /** PATH searched for `bwrap` and `prlimit` (default: the daemon's PATH at construction). */
+  searchPath?: string
+  /**
+   * Who jobs run as: 'self' (the daemon's user) or an unprivileged user. Default: UNPRIVILEGED_USER when the
+   * daemon runs as root, else 'self' (a non-root process cannot switch users).
+   */
+  runAs?: JobUser | 'self'
+  /** Where work dirs are made when jobs run as another user (default: `<os temp dir>/gpumesh-jobs-<uid>`). */
+  sharedWorkRoot?: string
   /** Time between SIGTERM and SIGKILL when stopping a job (default 2000 ms). */
   killGraceMs?: number
   /** Largest output file collected, in bytes (default 64 MiB); bigger ones are left out. */
@@ -31,6 +47,27 @@ export interface ProcessExecutorOptions {
 
 export const DEFAULT_ENV_ALLOWLIST = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'PYTHONUNBUFFERED']
 const DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin'
+
+/** How `process` jobs are isolated (config `executors.process.sandbox`, capability ad `processSandbox`). */
+export type SandboxMode = ProcessSandbox
+
+/** A user jobs run as. */
+export interface JobUser { uid: number, gid: number, name: string }
+/** The user a root daemon runs jobs as. */
+export const UNPRIVILEGED_USER: JobUser = { uid: 65534, gid: 65534, name: 'nobody' }
+
+/** What the executor will do with a job, for the start-up log, `status` and the capability ad. */
+export interface SandboxReport {
+  mode: SandboxMode
+  /** False when jobs are refused (mode 'bwrap' without a working bubblewrap). */
+  ready: boolean
+  /** The bwrap binary used (mode 'bwrap', ready). */
+  bwrap?: string
+  /** Who the job runs as: `self` = the daemon's own user, who can read identity.key and api.token. */
+  user: { uid: number, gid: number, name: string, self: boolean }
+  /** One line saying all of the above, for people. */
+  detail: string
+}
 /** How long to wait for stdio to drain after the job's process has exited. */
 const DRAIN_MS = 1000
 
@@ -48,23 +85,70 @@ async function which (name: string, pathVar: string): Promise<string | undefined
   return undefined
 }
 
-let bwrapProbe: Promise<string | undefined> | undefined
-/** Path of a working `bwrap` (probed once: `bwrap --ro-bind / / --unshare-net true`), or undefined. */
-export async function bwrapAvailable (): Promise<string | undefined> {
-  bwrapProbe ??= (async () => {
-    const path = await which('bwrap', process.env.PATH ?? DEFAULT_PATH)
-    if (path === undefined) return undefined
-    const probe = spawnSync(path, ['--ro-bind', '/', '/', '--unshare-net', 'true'], { stdio: 'ignore', timeout: 5000 })
-    return probe.status === 0 ? path : undefined
-  })()
-  return await bwrapProbe
+/** Probe results by search PATH and user: a result found with one PATH never answers for another. */
+const bwrapProbes = new Map<string, Promise<{ path: string } | { reason: string }>>()
+
+/** The arguments the probe runs: the same namespaces and mounts as a job (--unshare-all, /proc, /dev, /tmp). */
+const PROBE_ARGS = ['--die-with-parent', '--unshare-all', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--', 'true']
+
+/**
+ * A working `bwrap` on `searchPath` for jobs run as `user` (probed once per PATH and user with the namespaces
+ * and mounts a job gets), or why there is none (not found, or e.g. user namespaces blocked in a container).
+ */
+export async function probeBwrap (searchPath: string = process.env.PATH ?? DEFAULT_PATH, user?: JobUser): Promise<{ path: string } | { reason: string }> {
+  const key = `${user?.uid ?? 'self'}:${user?.gid ?? ''}:${searchPath}`
+  let probe = bwrapProbes.get(key)
+  if (probe === undefined) {
+    probe = (async () => {
+      const path = await which('bwrap', searchPath)
+      if (path === undefined) return { reason: `bwrap not found on PATH (${searchPath === '' ? 'empty' : searchPath}); install bubblewrap` }
+      const run = spawnSync(path, PROBE_ARGS, {
+        stdio: ['ignore', 'ignore', 'pipe'], timeout: 5000, env: { PATH: DEFAULT_PATH }, ...(user !== undefined ? { uid: user.uid, gid: user.gid } : {})
+      })
+      if (run.status === 0) return { path }
+      const said = run.error?.message ?? run.stderr?.toString('utf8').trim().split('\n')[0] ?? ''
+      return { reason: `${path} cannot create a sandbox${user !== undefined ? ` as ${user.name} (${user.uid})` : ''}: ${said === '' ? `exit ${String(run.status ?? run.signal)}` : said} (user namespaces may be disabled or blocked)` }
+    })()
+    bwrapProbes.set(key, probe)
+  }
+  return await probe
 }
 
-let prlimitProbe: Promise<string | undefined> | undefined
-/** Path of util-linux `prlimit`, or undefined. */
-export async function prlimitPath (): Promise<string | undefined> {
-  prlimitProbe ??= which('prlimit', `${process.env.PATH ?? ''}${delimiter}/usr/bin${delimiter}/bin`)
-  return await prlimitProbe
+/** Path of a working `bwrap` on `searchPath` (default: this process's PATH), or undefined. */
+export async function bwrapAvailable (searchPath?: string, user?: JobUser): Promise<string | undefined> {
+  const probe = await probeBwrap(searchPath, user)
+  return 'path' in probe ? probe.path : undefined
+}
+
+/** Path of util-linux `prlimit` on `searchPath` (default: this process's PATH), or undefined. */
+export async function prlimitPath (searchPath: string = process.env.PATH ?? DEFAULT_PATH): Promise<string | undefined> {
+  return await which('prlimit', searchPath)
+}
+
+/** The default of `runAs`: an unprivileged user when running as root (never run a buyer's job as root). */
+function defaultRunAs (): JobUser | 'self' {
+  return process.getuid?.() === 0 ? UNPRIVILEGED_USER : 'self'
+}
+
+/** Hand `dir` and everything in it (created by us: no symlinks followed) to `user`. */
+async function chownTree (dir: string, user: JobUser): Promise<void> {
+  await lchown(dir, user.uid, user.gid)
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) await chownTree(path, user)
+    else await lchown(path, user.uid, user.gid)
+  }
+}
+
+/**
+ * The root-owned directory work dirs of jobs run as another user live in: 0711, so that user can reach its
+ * own work dir but not list the others; refused when it is a symlink, not ours, or writable by others.
+ */
+async function ensureSharedRoot (root: string): Promise<void> {
+  await mkdir(root, { recursive: true, mode: 0o711 })
+  const st = await lstat(root)
+  if (!st.isDirectory() || st.uid !== process.getuid?.()) throw new Error(`${root} is not a directory owned by this user`)
+  if ((st.mode & 0o777) !== 0o711) await chmod(root, 0o711)
 }
 
 /**
@@ -116,28 +200,50 @@ export class ProcessExecutor implements Executor {
   readonly kind = 'process' as const
   private readonly workRoot: string
   private readonly envAllowlist: readonly string[]
-  private readonly sandbox: 'auto' | 'bwrap' | 'none'
+  readonly sandbox: SandboxMode
   private readonly killGraceMs: number
   private readonly maxOutputBytes: number
   private readonly readOnlyPaths: string[]
+  private readonly searchPath: string
+  private readonly runAs: JobUser | undefined
 
   constructor (options: ProcessExecutorOptions = {}) {
-    this.workRoot = options.workRoot ?? tmpdir()
     this.envAllowlist = options.envAllowlist ?? DEFAULT_ENV_ALLOWLIST
-    this.sandbox = options.sandbox ?? 'auto'
+    this.sandbox = options.sandbox ?? 'bwrap'
     this.killGraceMs = options.killGraceMs ?? 2000
     this.maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES
     this.readOnlyPaths = options.readOnlyPaths ?? []
+    this.searchPath = options.searchPath ?? process.env.PATH ?? DEFAULT_PATH
+    const runAs = options.runAs ?? defaultRunAs()
+    this.runAs = runAs === 'self' ? undefined : runAs
+    // the data dir (where workRoot usually is) is closed to another user by design
+    this.workRoot = this.runAs === undefined
+      ? options.workRoot ?? tmpdir()
+      : options.sharedWorkRoot ?? join(tmpdir(), `gpumesh-jobs-${process.getuid?.() ?? 0}`)
   }
 
-  /** The bwrap binary this executor will use, or undefined when it runs unsandboxed. */
-  async sandboxPath (): Promise<string | undefined> {
-    return this.sandbox === 'none' ? undefined : await bwrapAvailable()
+  /** What this executor does with a job: sandboxed, refused, or unsandboxed, and as which user. */
+  async sandboxReport (): Promise<SandboxReport> {
+    const uid = process.getuid?.() ?? -1
+    const user = this.runAs === undefined
+      ? { uid, gid: process.getgid?.() ?? -1, name: 'the daemon\'s own user', self: true }
+      : { ...this.runAs, self: false }
+    const who = user.self
+      ? `as the daemon's own user (uid ${uid}), who can read identity.key and api.token`
+      : `as ${user.name} (uid ${user.uid}, gid ${user.gid})`
+    if (this.sandbox === 'none') {
+      return { mode: 'none', ready: true, user, detail: `UNSANDBOXED (executors.process.sandbox = "none"): buyers' jobs see the host's files and network and run ${who}` }
+    }
+    const probe = await probeBwrap(this.searchPath, this.runAs)
+    if ('reason' in probe) {
+      return { mode: 'bwrap', ready: false, user, detail: `refused: ${probe.reason}. Set executors.process.sandbox to "none" to run buyers' jobs without a sandbox` }
+    }
+    return { mode: 'bwrap', ready: true, bwrap: probe.path, user, detail: `sandboxed with ${probe.path}, jobs run ${who}` }
   }
 
   /** Whether `limits` are enforced (util-linux `prlimit` present). */
   async limitsEnforced (): Promise<boolean> {
-    return (await prlimitPath()) !== undefined
+    return (await prlimitPath(this.searchPath)) !== undefined
   }
 
   async run (request: ExecutionRequest, options: { signal?: AbortSignal, onEvent?: (event: ExecutionEvent) => void } = {}): Promise<ExecutionResult> {
@@ -145,6 +251,7 @@ export class ProcessExecutor implements Executor {
     if (cancelled !== undefined) return cancelled
     let workDir: string
     try {
+      if (this.runAs !== undefined) await ensureSharedRoot(this.workRoot)
       workDir = await makeWorkDir(this.workRoot)
     } catch (err) {
       return failed(`work dir: ${(err as Error).message}`)
@@ -152,10 +259,12 @@ export class ProcessExecutor implements Executor {
     try {
       const prepared = await this.prepare(workDir, request)
       if (typeof prepared === 'string') return failed(prepared)
+      if (this.runAs !== undefined) await chownTree(workDir, this.runAs)
       const ended = await this.spawnAndWait(prepared, workDir, request, options)
       if (ended.reason === 'start-failed') return { ...ended, startedAt, outputs: [] }
-      // maxOutputBytes caps each file here (no total cap beyond it), as documented in the options
-      const { outputs } = await collectOutputs(workDir, request.outputs, Infinity, this.maxOutputBytes)
+      // maxOutputBytes caps each file here (no total cap beyond it), as documented in the options; a job run as
+      // another user only hands back files that user owns (not, say, a hard link to a root-owned file)
+      const { outputs } = await collectOutputs(workDir, request.outputs, Infinity, this.maxOutputBytes, this.runAs?.uid)
       return { ...ended, startedAt, endedAt: Date.now(), outputs }
     } catch (err) {
       return failed(`executor: ${(err as Error).message}`)
@@ -182,14 +291,14 @@ export class ProcessExecutor implements Executor {
       return `cannot run ${JSON.stringify(program)}: ${(err as Error).message}`
     }
     let command = [...request.argv]
-    if (this.sandbox !== 'none') {
-      const bwrap = await bwrapAvailable()
-      if (bwrap !== undefined) command = [bwrap, ...await bwrapArgs(workDir, request, this.readOnlyPaths), ...command]
-      else if (this.sandbox === 'bwrap') return 'sandbox required but bubblewrap is not available'
+    if (this.sandbox === 'bwrap') {
+      const probe = await probeBwrap(this.searchPath, this.runAs)
+      if ('reason' in probe) return `sandbox required but not available: ${probe.reason}`
+      command = [probe.path, ...await bwrapArgs(workDir, request, this.readOnlyPaths), ...command]
     }
     const limits = this.limitArgs(request)
     if (limits.length > 0) {
-      const prlimit = await prlimitPath()
+      const prlimit = await prlimitPath(this.searchPath)
       if (prlimit !== undefined) command = [prlimit, ...limits, '--', ...command]
     }
     return { command, env }
@@ -246,7 +355,10 @@ export class ProcessExecutor implements Executor {
       }
       const onAbort = (): void => stop('cancelled')
       try {
-        child = spawn(file, args, { cwd: workDir, env: prepared.env, shell: false, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+        child = spawn(file, args, {
+          cwd: workDir, env: prepared.env, shell: false, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
+          ...(this.runAs !== undefined ? { uid: this.runAs.uid, gid: this.runAs.gid } : {})
+        })
       } catch (err) {
         finish({ exitCode: -1, reason: 'start-failed', detail: (err as Error).message, endedAt: Date.now() })
         return

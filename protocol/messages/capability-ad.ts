@@ -16,6 +16,13 @@ export const gpuInfo = z.strictObject({
   provenance: z.enum(['detected', 'declared'])
 })
 
+/**
+ * How the provider isolates `process` jobs: `bwrap` (bubblewrap: no host files beyond the system's read-only
+ * tree, no network unless allowed) or `none` (the owner opted out: the job sees the host). An ad that offers
+ * `process` without it states nothing, and a buyer treats that as `none`.
+ */
+export const processSandbox = z.enum(['bwrap', 'none'])
+
 export const priceSchedule = z.strictObject({
   /** Minimum price, micros per GPU-hour. */
   floor: micros,
@@ -36,6 +43,7 @@ export const capabilityAdSchema = z.strictObject({
   /** When the GPUs are for sale, in the owner's time zone. Empty = never. */
   availability: z.strictObject({ timeZone, windows: z.array(weeklyWindow).max(64) }),
   workloads: uniqueArray(executor, 3, 1),
+  processSandbox: processSandbox.optional(),
   limits: z.strictObject({ maxPowerW: uint.optional(), maxTempC: uint.optional() }),
   /** CIDs of the provider's hardware attestations. */
   attestations: z.array(cborCid).max(8),
@@ -44,5 +52,6 @@ export const capabilityAdSchema = z.strictObject({
 })
 
 export type GpuInfo = z.infer<typeof gpuInfo>
+export type ProcessSandbox = z.infer<typeof processSandbox>
 export type PriceSchedule = z.infer<typeof priceSchedule>
 export type CapabilityAd = z.infer<typeof capabilityAdSchema>

@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { chmod, chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { loadOrCreateIdentity } from '../../../../crypto/index.js'
+import { ensureApiToken } from '../../../../node/api/credentials.js'
+import { collectOutputs } from '../../../../node/executors/jobfs.js'
 import { bwrapAvailable, DEFAULT_ENV_ALLOWLIST, prlimitPath, ProcessExecutor, safeRelative } from '../../../../node/executors/process.js'
 import type { ExecutionRequest, ExecutionResult } from '../../../../node/executors/types.js'
 import { executorCompliance, type ComplianceJob } from './compliance.js'
@@ -81,12 +84,6 @@ describe('process executor', function () {
     assert.ok(Date.now() - t0 < 5000)
   })
 
-  it('fails to start a required sandbox when bubblewrap is missing, or runs with it', async () => {
-    const strict = new ProcessExecutor({ sandbox: 'bwrap' })
-    const result = await strict.run(request(['/bin/true']))
-    if (bwrap === undefined) assert.equal(result.reason, 'start-failed')
-    else assert.equal(result.exitCode, 0)
-  })
 })
 
 describe('process executor sandbox (bwrap)', function () {
@@ -147,7 +144,7 @@ describe('process executor sandbox (bwrap)', function () {
 
 describe('process executor limits (prlimit)', function () {
   this.timeout(20_000)
-  const executor = new ProcessExecutor({ sandbox: 'auto' })
+  const executor = new ProcessExecutor({ sandbox: 'none' })
 
   before(function () { if (prlimit === undefined) this.skip() })
 
@@ -159,5 +156,115 @@ describe('process executor limits (prlimit)', function () {
       'const a = []; for (let i = 0; i < 40; i++) a.push(Buffer.alloc(100e6, 1)); console.log("ok")'], { limits }))
     assert.notEqual(big.exitCode, 0)
     assert.equal(big.stdout, '')
+  })
+})
+
+describe('process executor fails closed without a sandbox', function () {
+  this.timeout(20_000)
+  const hidden = '/nonexistent-gpumesh-path'
+
+  it('refuses jobs when bwrap is not on its PATH, even after bwrap was found on another PATH', async () => {
+    // the probe on the normal PATH ran (and was cached) when this file loaded; it must not answer for another PATH
+    const strict = new ProcessExecutor({ sandbox: 'bwrap', searchPath: hidden })
+    const report = await strict.sandboxReport()
+    assert.equal(report.ready, false)
+    assert.equal(report.mode, 'bwrap')
+    assert.match(report.detail, /refused: bwrap not found on PATH \(\/nonexistent-gpumesh-path\).*executors\.process\.sandbox to "none"/)
+    const marker = join(tmpdir(), `gpumesh-should-not-exist-${process.pid}`)
+    const result = await run(strict, request(['/bin/sh', '-c', 'echo ran; touch "$1"', 'sh', marker]))
+    assert.equal(result.reason, 'start-failed')
+    assert.match(result.detail ?? '', /sandbox required but not available: bwrap not found/)
+    assert.equal(result.stdout, '')
+    await assert.rejects(readFile(marker))
+  })
+
+  it('is required by default', async () => {
+    const byDefault = new ProcessExecutor({ searchPath: hidden })
+    assert.equal(byDefault.sandbox, 'bwrap')
+    assert.equal((await byDefault.run(request(['/bin/true']))).reason, 'start-failed')
+  })
+
+  it('runs unsandboxed only when the owner opts out, and says so', async () => {
+    const optedOut = new ProcessExecutor({ sandbox: 'none', searchPath: hidden })
+    const report = await optedOut.sandboxReport()
+    assert.equal(report.ready, true)
+    assert.equal(report.mode, 'none')
+    assert.match(report.detail, /^UNSANDBOXED \(executors\.process\.sandbox = "none"\)/)
+    assert.equal((await optedOut.run(request(['/bin/true']))).exitCode, 0)
+  })
+
+  it('a job run as the daemon\'s own user is named as such', async () => {
+    const report = await new ProcessExecutor({ sandbox: 'none', runAs: 'self' }).sandboxReport()
+    assert.equal(report.user.self, true)
+    assert.match(report.detail, /as the daemon's own user \(uid \d+\), who can read identity\.key and api\.token/)
+  })
+})
+
+describe('process executor never runs a job as root', function () {
+  this.timeout(20_000)
+  let dataDir: string
+
+  before(async function () {
+    if (process.getuid?.() !== 0) {
+      this.test?.parent?.tests.forEach((t) => { t.title += ' (skipped: needs root)' })
+      this.skip()
+    }
+    dataDir = await mkdtemp(join(tmpdir(), 'gpumesh-datadir-'))
+    await loadOrCreateIdentity(dataDir)
+    await ensureApiToken(dataDir)
+    // a careless owner's data dir: listable by everyone; the key files themselves stay 0600
+    await chmod(dataDir, 0o755)
+  })
+
+  after(async () => { if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true }) })
+
+  const modes: Array<['bwrap' | 'none', () => boolean]> = [['bwrap', () => bwrap !== undefined], ['none', () => true]]
+  for (const [mode, available] of modes) {
+    it(`sandbox ${mode}: the job runs as nobody and cannot read identity.key or api.token, nor write into the data dir`, async function () {
+      if (!available()) this.skip()
+      const executor = new ProcessExecutor({ sandbox: mode, workRoot: join(dataDir, 'work'), killGraceMs: 500 })
+      const report = await executor.sandboxReport()
+      assert.deepEqual([report.ready, report.user.uid, report.user.self], [true, 65534, false])
+      const key = join(dataDir, 'identity.key')
+      const token = join(dataDir, 'api.token')
+      const result = await run(executor, request(sh([
+        'id -u; id -g; pwd; printf x > own.txt',
+        'cat -- "$1" && echo READ-KEY',
+        'cat -- "$2" && echo READ-TOKEN',
+        'touch -- "$3/pwned" && echo WROTE-DATADIR',
+        'true'
+      ].join('\n'), key, token, dataDir), { outputs: ['own.txt'] }))
+      assert.equal(result.exitCode, 0, result.stderr)
+      const [uid, gid, cwd] = result.stdout.split('\n')
+      assert.deepEqual([uid, gid], ['65534', '65534'])
+      // its work dir is outside the data dir, which the job's user must not reach
+      assert.ok(cwd !== undefined && !cwd.startsWith(dataDir), cwd)
+      assert.doesNotMatch(result.stdout, /READ-KEY|READ-TOKEN|WROTE-DATADIR/)
+      await assert.rejects(readFile(join(dataDir, 'pwned')))
+      assert.deepEqual(result.outputs.map((o) => [o.path, dec.decode(o.bytes)]), [['own.txt', 'x']])
+    })
+  }
+
+  it('sandbox bwrap: a job cannot write anywhere on the host but its work dir', async function () {
+    if (bwrap === undefined) this.skip()
+    const executor = new ProcessExecutor({ sandbox: 'bwrap', killGraceMs: 500 })
+    const name = `gpumesh-escape-${process.pid}-${Date.now()}`
+    const result = await run(executor, request(sh('for d in /tmp /var/tmp /dev/shm "$2"; do touch "$d/$1" 2>/dev/null && echo "wrote $d"; done; true', name, dataDir)))
+    assert.equal(result.exitCode, 0, result.stderr)
+    for (const dir of ['/tmp', '/var/tmp', '/dev/shm', dataDir]) await assert.rejects(readFile(join(dir, name)), dir)
+  })
+
+  it('hands back only outputs owned by the job\'s user (no hard link to a root-owned file)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'gpumesh-owner-'))
+    try {
+      await writeFile(join(dir, 'rootfile'), 'secret')
+      await writeFile(join(dir, 'jobfile'), 'mine')
+      await chown(join(dir, 'jobfile'), 65534, 65534)
+      const { outputs } = await collectOutputs(dir, ['rootfile', 'jobfile'], Infinity, Infinity, 65534)
+      assert.deepEqual(outputs.map((o) => o.path), ['jobfile'])
+      assert.equal((await collectOutputs(dir, ['rootfile', 'jobfile'])).outputs.length, 2)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
   })
 })
