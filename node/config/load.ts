@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { z } from 'zod'
-import { configSchema, type Config } from './schema.js'
+import { configSchema, DECLARED_GPU_FORM, parseDeclaredGpuSpec, type Config } from './schema.js'
 
 export const CONFIG_FILE = 'config.json'
 
@@ -36,6 +36,8 @@ export function mergeLayers (layers: Layer[]): { values: Tree, sources: Map<stri
       if (value === undefined) continue
       const path = prefix === '' ? key : `${prefix}.${key}`
       if (isTree(value)) {
+        // the first layer to set an object is blamed for it as a whole (an unknown section, say)
+        if (!sources.has(path)) sources.set(path, source)
         const target = isTree(into[key]) ? into[key] as Tree : {}
         into[key] = target
         merge(target, value, source, path)
@@ -63,12 +65,17 @@ export function resolveConfig (layers: Layer[]): Config {
   const { values, sources } = mergeLayers(layers)
   const result = configSchema.safeParse(values)
   if (result.success) return result.data
-  throw new ConfigError(result.error.issues.map((issue: z.core.$ZodIssue) => {
-    // an unknown key is reported on its parent; name it
-    const keys = issue.code === 'unrecognized_keys' ? issue.keys : []
-    const path = [...issue.path.map(String), ...keys.slice(0, 1)].join('.')
-    const message = issue.code === 'unrecognized_keys' ? `unknown setting (${keys.join(', ')})` : issue.message
-    return { field: path, message, source: sourceOf(path, sources) }
+  throw new ConfigError(result.error.issues.flatMap((issue: z.core.$ZodIssue) => {
+    const parent = issue.path.map(String)
+    // an unknown key is reported on its parent: one issue per key, blamed on the layer that set it
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((key) => {
+        const path = [...parent, key].join('.')
+        return { field: path, message: 'unknown setting', source: sourceOf(path, sources) }
+      })
+    }
+    const path = parent.join('.')
+    return [{ field: path, message: issue.message, source: sourceOf(path, sources) }]
   }))
 }
 
@@ -86,10 +93,23 @@ export async function readConfigFile (dataDir: string): Promise<Layer> {
   try {
     values = JSON.parse(text)
   } catch (err) {
-    throw new ConfigError([{ field: '', message: `not valid JSON: ${(err as Error).message}`, source: path }])
+    throw new ConfigError([{ field: '', message: `not valid JSON: ${jsonErrorAt(text, (err as Error).message)}`, source: path }])
   }
   if (!isTree(values)) throw new ConfigError([{ field: '', message: 'expected a JSON object', source: path }])
   return { source: path, values }
+}
+
+/** A JSON.parse message with its "position N" (or the end of input) given as line and column, and that line quoted. */
+export function jsonErrorAt (text: string, message: string): string {
+  const match = /at position (\d+)/.exec(message)
+  if (match === null && !/end of JSON input/.test(message)) return message
+  const position = match === null ? text.length : Math.min(Number(match[1]), text.length)
+  const detail = message.replace(/\s*\(line \d+ column \d+\)/, '').replace(/ in JSON at position \d+/, '')
+  const before = text.slice(0, position)
+  const line = before.split('\n').length
+  const column = position - before.lastIndexOf('\n')
+  const shown = (text.split('\n')[line - 1] ?? '').replace(/\r$/, '').trim()
+  return `line ${line}, column ${column}: ${detail}${shown === '' ? '' : ` (at ${JSON.stringify(shown.length > 80 ? `${shown.slice(0, 80)}…` : shown)})`}`
 }
 
 const list = (value: string): string[] => value.split(',').map((s) => s.trim()).filter((s) => s !== '')
@@ -107,9 +127,9 @@ export class SettingSyntaxError extends Error {
 
 /** `"NVIDIA H100 80GB HBM3:81559"` or `"…:81559x8"` → a declared GPU entry (validated later). */
 export function declaredGpuFromSpec (spec: string): Record<string, unknown> {
-  const match = /^(.+):(\d+)(?:x(\d+))?$/.exec(spec.trim())
-  if (match === null) throw new SettingSyntaxError(`expected NAME:VRAM_MIB[xCOUNT], e.g. "NVIDIA H100 80GB HBM3:81559x8", got "${spec}"`)
-  return { name: (match[1] as string).trim(), vramMiB: Number(match[2]), ...(match[3] !== undefined ? { count: Number(match[3]) } : {}) }
+  const gpu = parseDeclaredGpuSpec(spec)
+  if (gpu === undefined) throw new SettingSyntaxError(`expected ${DECLARED_GPU_FORM}, got "${spec}"`)
+  return gpu
 }
 
 /** One entry per environment variable, so `--help` and the docs can list them. */
@@ -132,7 +152,8 @@ export const ENV_VARS: Record<string, { path: string, parse: (value: string) => 
   GPUMESH_GPUS: { path: 'provider.gpus', parse: (v) => v.split(';').map((s) => s.trim()).filter((s) => s !== '').map(declaredGpuFromSpec) },
   GPUMESH_PRICE_FLOOR: { path: 'provider.priceFloor', parse: num },
   GPUMESH_TIME_ZONE: { path: 'provider.availability.timeZone', parse: (v) => v },
-  GPUMESH_WINDOWS: { path: 'provider.availability.windows', parse: (v) => v.split(';').map((s) => s.trim()).filter((s) => s !== '') }
+  GPUMESH_WINDOWS: { path: 'provider.availability.windows', parse: (v) => v.split(';').map((s) => s.trim()).filter((s) => s !== '') },
+  GPUMESH_PROCESS_SANDBOX: { path: 'executors.process.sandbox', parse: (v) => v }
 }
 
 /** Set `value` at a dotted `path` in a fresh tree. */

@@ -7,6 +7,7 @@
 import { z } from 'zod'
 import { multiaddr } from '@multiformats/multiaddr'
 import { region as regionSlug, country as countryCode, timeZone as timeZoneName } from '../../protocol/messages/common.js'
+import { processSandbox } from '../../protocol/messages/capability-ad.js'
 import { parseWindows, WindowSyntaxError } from './windows.js'
 
 const multiaddrString = z.string().refine((s) => {
@@ -43,12 +44,29 @@ const timeZone = timeZoneName.refine((tz) => {
 
 const credits = z.number().nonnegative().max(1_000_000).refine((n) => Number.isSafeInteger(Math.round(n * 1e6)), { message: 'too precise' })
 
-export const declaredGpu = z.strictObject({
+/** The short form of a declared GPU, as `--declare-gpu` and GPUMESH_GPUS take it. */
+export const DECLARED_GPU_FORM = 'NAME:VRAM_MIB[xCOUNT], e.g. "NVIDIA H100 80GB HBM3:81559x8"'
+const DECLARED_GPU_OBJECT = '{"name": "NVIDIA H100 80GB HBM3", "vramMiB": 81559, "count": 8}'
+
+/** `"NVIDIA H100 80GB HBM3:81559"` or `"…:81559x8"` → its fields, or undefined when it is not that form. */
+export function parseDeclaredGpuSpec (spec: string): { name: string, vramMiB: number, count?: number } | undefined {
+  const match = /^(.+):(\d+)(?:x(\d+))?$/.exec(spec.trim())
+  if (match === null) return undefined
+  return { name: (match[1] as string).trim(), vramMiB: Number(match[2]), ...(match[3] !== undefined ? { count: Number(match[3]) } : {}) }
+}
+
+const declaredGpuObject = z.strictObject({
   /** As the driver would name it: "NVIDIA H100 80GB HBM3". */
   name: z.string().min(1).max(96),
   vramMiB: z.int().min(1).max(4_194_304),
   count: z.int().min(1).max(64).default(1)
-})
+}, { error: (issue) => issue.code === 'invalid_type' ? `expected an object ${DECLARED_GPU_OBJECT} or a string ${DECLARED_GPU_FORM}, got ${JSON.stringify(issue.input) ?? String(issue.input)}` : undefined })
+
+/** A declared GPU: the object, or the same `NAME:VRAM_MIB[xCOUNT]` string `--declare-gpu` takes. */
+export const declaredGpu = z.preprocess((value) => typeof value === 'string' ? parseDeclaredGpuSpec(value) ?? value : value, declaredGpuObject)
+
+/** nvidia-smi index (`"0"`) or GPU UUID: the key of a detected GPU in `provider.gpuVramMiB`. */
+const gpuKey = z.string().regex(/^(\d{1,2}|GPU-[A-Za-z0-9-]{1,60})$/, { message: 'expected an nvidia-smi index such as "0" or a GPU UUID such as "GPU-5b0e1a3c-…"' })
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'silent'] as const
 
@@ -109,6 +127,11 @@ export const configSchema = z.strictObject({
     detectGpus: z.boolean().default(true),
     gpus: z.array(declaredGpu).max(64).default([])
       .refine((gpus) => gpus.reduce((n, g) => n + g.count, 0) <= 64, { message: 'at most 64 GPUs in all (a capability ad holds 64)' }),
+    /**
+     * VRAM in MiB of detected GPUs whose driver reports none (unified-memory parts: GB10, Jetson), by nvidia-smi
+     * index or UUID, e.g. {"0": 122880}. Without it such a GPU sells with unknown VRAM: no VRAM bucket.
+     */
+    gpuVramMiB: z.record(gpuKey, z.int().min(1).max(4_194_304)).default({}),
     /** Credits per GPU-hour (1 credit ≈ 1 USD of compute). */
     priceFloor: credits.default(2),
     peak: z.strictObject({ price: credits, windows: windowList.min(1) }).optional(),
@@ -121,9 +144,18 @@ export const configSchema = z.strictObject({
     limits: z.strictObject({ maxPowerW: z.int().positive().optional(), maxTempC: z.int().positive().optional() }).prefault({}),
     /** Lifetime of each signed capability ad; it is re-signed before it expires. */
     adTtlMs: z.int().min(60_000).max(48 * 3600_000).default(6 * 3600_000)
+  }).prefault({}),
+  executors: z.strictObject({
+    process: z.strictObject({
+      /**
+       * bwrap (default): buyers' process jobs run in a bubblewrap sandbox, and are refused when bubblewrap
+       * cannot run. none: the owner's explicit opt-out — jobs run unsandboxed, and the ad says so.
+       */
+      sandbox: processSandbox.default('bwrap')
+    }).prefault({})
   }).prefault({})
 })
 
 export type Config = z.infer<typeof configSchema>
 export type ConfigInput = z.input<typeof configSchema>
-export type DeclaredGpu = z.infer<typeof declaredGpu>
+export type DeclaredGpu = z.infer<typeof declaredGpuObject>

@@ -65,6 +65,65 @@ describe('node configuration', () => {
     assert.match(err.issues[0]?.message ?? '', /unknown setting/)
   })
 
+  it('blames an unknown section on the file that has it, one issue per unknown key', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'gpumesh-config-'))
+    try {
+      const file = join(dir, 'config.json')
+      await writeFile(file, JSON.stringify({ provder: { region: 'eu' }, lisen: [], provider: { regoin: 'eu' } }))
+      const err = await loadConfig(dir, { env: {} }).then(() => assert.fail('accepted'), (e: unknown) => e as ConfigError)
+      assert.ok(err instanceof ConfigError)
+      assert.deepEqual(err.issues.map((i) => [i.field, i.message, i.source]).sort(), [
+        ['lisen', 'unknown setting', file], ['provder', 'unknown setting', file], ['provider.regoin', 'unknown setting', file]
+      ])
+      assert.doesNotMatch(err.message, /from defaults/)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('gives a JSON syntax error as line and column, with the line quoted', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'gpumesh-config-'))
+    try {
+      const cases: Array<[string, RegExp]> = [
+        ['{\n  "provider": {\n    "region": "eu"\n    "priceFloor": 1\n  }\n}\n', /not valid JSON: line 4, column 5: Expected ',' or '}' after property value \(at "\\"priceFloor\\": 1"\)/],
+        ['{"a": 1,}', /not valid JSON: line 1, column 9: Expected double-quoted property name/],
+        ['{\n"a": 1', /not valid JSON: line 2, column 7: /]
+      ]
+      for (const [text, expected] of cases) {
+        await writeFile(join(dir, 'config.json'), text)
+        await assert.rejects(loadConfig(dir, { env: {} }), (err: unknown) => {
+          assert.ok(err instanceof ConfigError)
+          assert.match(err.message, expected)
+          assert.doesNotMatch(err.message, /position/)
+          return true
+        }, JSON.stringify(text))
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('takes declared GPUs in config.json as objects or as NAME:MIB[xN], and says what it wants otherwise', () => {
+    const config = resolveConfig([{ source: 'config.json', values: { provider: { gpus: ['NVIDIA H100 80GB HBM3:81559x8', { name: 'NVIDIA L4', vramMiB: 23034 }] } } }])
+    assert.deepEqual(config.provider.gpus, [{ name: 'NVIDIA H100 80GB HBM3', vramMiB: 81559, count: 8 }, { name: 'NVIDIA L4', vramMiB: 23034, count: 1 }])
+    for (const bad of ['NVIDIA H100', 80, null]) {
+      const err = configError(() => resolveConfig([{ source: 'config.json', values: { provider: { gpus: [bad] } } }]))
+      assert.equal(err.issues[0]?.field, 'provider.gpus.0')
+      assert.equal(err.issues[0]?.source, 'config.json')
+      assert.match(err.issues[0]?.message ?? '', /expected an object \{"name": "NVIDIA H100 80GB HBM3", "vramMiB": 81559, "count": 8\} or a string NAME:VRAM_MIB\[xCOUNT\]/)
+      assert.ok(err.message.includes(JSON.stringify(bad)), err.message)
+    }
+  })
+
+  it('requires the process sandbox unless the owner opts out; declared VRAM for detected GPUs', () => {
+    assert.equal(resolveConfig([]).executors.process.sandbox, 'bwrap')
+    assert.equal(resolveConfig(envLayers({ GPUMESH_PROCESS_SANDBOX: 'none' })).executors.process.sandbox, 'none')
+    const err = configError(() => resolveConfig(envLayers({ GPUMESH_PROCESS_SANDBOX: 'auto' })))
+    assert.deepEqual([err.issues[0]?.field, err.issues[0]?.source], ['executors.process.sandbox', 'GPUMESH_PROCESS_SANDBOX'])
+    assert.deepEqual(resolveConfig([{ source: 'c', values: { provider: { gpuVramMiB: { 0: 122880, 'GPU-2dee1e25-b3b5': 1 } } } }]).provider.gpuVramMiB, { 0: 122880, 'GPU-2dee1e25-b3b5': 1 })
+    for (const bad of [{ gpu0: 1 }, { 0: 0 }, { 0: 1.5 }]) configError(() => resolveConfig([{ source: 'c', values: { provider: { gpuVramMiB: bad } } }]))
+  })
+
   it('keeps the local API on loopback', () => {
     configError(() => resolveConfig([{ source: 'config.json', values: { api: { host: '0.0.0.0' } } }]))
   })
@@ -117,7 +176,7 @@ describe('availability windows', () => {
       }
       const ad = buildCapabilityAd({
         provider: { ...resolveConfig([]).provider, availability: { timeZone: 'UTC', windows: texts } },
-        gpus: declaredGpuInfos([{ name: 'NVIDIA L4', vramMiB: 23034, count: 1 }]),
+        gpus: declaredGpuInfos([{ name: 'NVIDIA L4', vramMiB: 23034, count: 1 }], '12D3KooWRawPbxPtP1eZaJpumGnyWX2DcUyd3RQnydr3eAto4Az7'),
         host: { cpuCores: 1, memoryMiB: 1, diskGiB: 0 },
         seq: 1,
         addrs: [],
