@@ -2,6 +2,7 @@
  * `gpumesh status`, `gpumesh peers`, `gpumesh providers`: ask the running daemon over the local API.
  */
 import type { Command } from 'commander'
+import { formatVram, type CapabilityAd } from '../protocol/index.js'
 import { ApiClient } from '../node/api/client.js'
 import type { StatusInfo } from '../node/daemon.js'
 import type { FindResult } from '../node/discovery.js'
@@ -24,8 +25,9 @@ export async function statusCommand (command: Command): Promise<void> {
     `  up since:    ${new Date(status.startedAt).toISOString()}`,
     `  connections: ${status.connections}, DHT ${status.dht.mode} with ${status.dht.routingTable} peers in its routing table`,
     ...status.addresses.map((a) => `  listening:   ${a}`),
-    `  GPUs:        ${status.gpus.length === 0 ? 'none' : status.gpus.map((g) => `${g.name} (${Math.round(g.vramMiB / 1024)} GiB, ${g.provenance})`).join(', ')}`,
+    `  GPUs:        ${status.gpus.length === 0 ? 'none' : status.gpus.map((g) => `${g.name} (${formatVram(g.vramMiB)}, ${g.provenance})`).join(', ')}`,
     `  detection:   ${status.gpuDetection}`,
+    ...Object.entries(status.executors ?? {}).map(([kind, note]) => `  ${`${kind}:`.padEnd(12)} ${note ?? ''}`),
     `  selling:     ${status.ad !== undefined ? `ad ${status.ad.cid} (seq ${status.ad.seq}), ${provided}/${status.capabilityKeys.length} capability keys on the DHT` : 'no'}`
   ].join('\n'))
 }
@@ -51,10 +53,16 @@ export async function providersCommand (command: Command): Promise<void> {
     out(`no providers found (looked up ${result.key} in ${Math.round(result.elapsedMs)} ms; ${result.filtered} did not match, ${result.failures.length} unreachable)`)
     return
   }
-  out(table(['PEER', 'REGION', 'GPUS', 'FLOOR/GPU-H'], result.providers.map((p) => {
+  out(table(['PEER', 'REGION', 'GPUS', 'FLOOR/GPU-H', 'PROCESS JOBS'], result.providers.map((p) => {
     const models = new Map<string, number>()
-    for (const g of p.ad.gpus) models.set(`${g.name} ${Math.round(g.vramMiB / 1024)}GiB`, (models.get(`${g.name} ${Math.round(g.vramMiB / 1024)}GiB`) ?? 0) + 1)
-    return [p.peerId, p.ad.region, [...models].map(([m, n]) => `${n}× ${m}`).join(', '), `${(p.ad.price.floor / 1e6).toFixed(2)} cr`]
+    for (const g of p.ad.gpus) models.set(`${g.name} ${formatVram(g.vramMiB)}`, (models.get(`${g.name} ${formatVram(g.vramMiB)}`) ?? 0) + 1)
+    return [p.peerId, p.ad.region, [...models].map(([m, n]) => `${n}× ${m}`).join(', '), `${(p.ad.price.floor / 1e6).toFixed(2)} cr`, processJobs(p.ad)]
   })))
   out(`${result.providers.length} provider(s) via ${result.key} in ${Math.round(result.elapsedMs)} ms`)
+}
+
+/** How a provider runs process jobs, as its ad says: an ad that offers them without naming a sandbox counts as unsandboxed. */
+function processJobs (ad: CapabilityAd): string {
+  if (!ad.workloads.includes('process')) return 'not offered'
+  return ad.processSandbox === 'bwrap' ? 'sandboxed (bwrap)' : 'UNSANDBOXED'
 }

@@ -40,14 +40,14 @@ export async function initCommand (command: Command): Promise<void> {
     let detection = 'off'
     if (config.provider.detectGpus) {
       try {
-        detected = (await detectGpus()).map(toGpuInfo)
+        detected = (await detectGpus()).gpus.map((gpu) => toGpuInfo(gpu, config.provider.gpuVramMiB))
         detection = `nvidia-smi: ${detected.length} GPU(s)`
       } catch (err) {
         if (!(err instanceof GpuDetectionError)) throw err
         detection = err.message
       }
     }
-    const gpus = [...detected, ...declaredGpuInfos(config.provider.gpus, detected.length)]
+    const gpus = [...detected, ...declaredGpuInfos(config.provider.gpus, identity.peerId, detected.length)]
     const now = Date.now()
     const ad = buildCapabilityAd({
       provider: config.provider,

@@ -65,7 +65,7 @@ export function buildProgram (): Command {
     .description('find providers on the network (DHT lookup + signed capability ads)')
     .option(...DATA_DIR)
     .option('--gpu <model>', 'GPU model, or part of it, e.g. h100')
-    .option('--min-vram <GB>', 'minimum VRAM per GPU in GB')
+    .option('--min-vram <GB>', 'minimum VRAM per GPU in nominal GB: a GPU\'s marketed size, the larger of the VRAM bucket its reported MiB meets (≥ 92 %) and its reported GiB rounded, so an H100 80GB (79.6 GiB reported) is 80 GB, an L40S (45.0 GiB) 48 GB')
     .option('--region <region>', 'region, e.g. eu (includes eu-west, …)')
     .option('--timeout <seconds>', 'give up after this long (default 10)')
     .option('--json', 'print JSON')

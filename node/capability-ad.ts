@@ -2,17 +2,27 @@
  * Builds this node's capability ad (DESIGN §4) from its provider config and its GPUs: detected ones
  * (nvidia-smi) first, then declared ones (config), which is how CPU-only machines and tests sell.
  */
-import { modelSlug, type CapabilityAd, type GpuInfo } from '../protocol/index.js'
+import { createHash } from 'node:crypto'
+import { modelSlug, type CapabilityAd, type GpuInfo, type ProcessSandbox } from '../protocol/index.js'
 import type { Config, DeclaredGpu } from './config/schema.js'
 import { parseWindows } from './config/windows.js'
 
-/** Declared GPUs as ad entries, indexed after the `first` detected ones. */
-export function declaredGpuInfos (declared: readonly DeclaredGpu[], first = 0): GpuInfo[] {
+/**
+ * The UUID of declared GPU `index` on node `peerId`: `GPU-declared-<16 hex of sha2-256(peer id)>-<index>`.
+ * Unique per node (two providers never bid the same UUID) and the same at every start (the peer id is).
+ */
+export function declaredGpuUuid (peerId: string, index: number): string {
+  const tag = createHash('sha256').update(`gpumesh/declared-gpu/${peerId}`).digest('hex').slice(0, 16)
+  return `GPU-declared-${tag}-${index}`
+}
+
+/** Declared GPUs of node `peerId` as ad entries, indexed after the `first` detected ones. */
+export function declaredGpuInfos (declared: readonly DeclaredGpu[], peerId: string, first = 0): GpuInfo[] {
   const out: GpuInfo[] = []
   for (const gpu of declared) {
     for (let n = 0; n < gpu.count; n++) {
       const index = first + out.length
-      out.push({ index, uuid: `GPU-declared-${index}`, name: gpu.name, model: modelSlug(gpu.name), vramMiB: gpu.vramMiB, provenance: 'declared' })
+      out.push({ index, uuid: declaredGpuUuid(peerId, index), name: gpu.name, model: modelSlug(gpu.name), vramMiB: gpu.vramMiB, provenance: 'declared' })
     }
   }
   return out
@@ -28,11 +38,16 @@ export interface AdParams {
   seq: number
   addrs: string[]
   now: number
+  /** The workloads this node can run now (default: provider.workloads); e.g. without `process` when its sandbox is missing. */
+  workloads?: CapabilityAd['workloads']
+  /** How `process` jobs are isolated, stated in the ad when it offers `process`. */
+  processSandbox?: ProcessSandbox
 }
 
 const micros = (credits: number): number => Math.round(credits * 1e6)
 
-export function buildCapabilityAd ({ provider, gpus, host, seq, addrs, now }: AdParams): CapabilityAd {
+export function buildCapabilityAd ({ provider, gpus, host, seq, addrs, now, workloads = provider.workloads, processSandbox }: AdParams): CapabilityAd {
+  const offered = [...new Set(workloads)]
   return {
     v: 1,
     issuedAt: now,
@@ -47,7 +62,8 @@ export function buildCapabilityAd ({ provider, gpus, host, seq, addrs, now }: Ad
       ...(provider.peak !== undefined ? { peak: { price: micros(provider.peak.price), windows: parseWindows(provider.peak.windows) } } : {})
     },
     availability: { timeZone: provider.availability.timeZone, windows: parseWindows(provider.availability.windows) },
-    workloads: [...new Set(provider.workloads)],
+    workloads: offered,
+    ...(processSandbox !== undefined && offered.includes('process') ? { processSandbox } : {}),
     limits: {
       ...(provider.limits.maxPowerW !== undefined ? { maxPowerW: provider.limits.maxPowerW } : {}),
       ...(provider.limits.maxTempC !== undefined ? { maxTempC: provider.limits.maxTempC } : {})

@@ -18,7 +18,8 @@ import { Peering } from './peering.js'
 import { buildCapabilityAd, declaredGpuInfos } from './capability-ad.js'
 import type { Config } from './config/schema.js'
 import { findProviders, type FindResult } from './discovery.js'
-import { GpuDetectionError, detectGpus, toGpuInfo, type DetectedGpu } from './gpu/nvidia-smi.js'
+import { setupExecutors, type ExecutorSetup } from './executors/setup.js'
+import { GpuDetectionError, detectGpus, toGpuInfo, type GpuDetection } from './gpu/nvidia-smi.js'
 import { buildLibp2p, type BuildOptions, type GpumeshLibp2p, type Role } from './libp2p.js'
 import type { Logger, LoggerFactory } from './logger.js'
 import { createMetrics, type NodeMetrics } from './metrics.js'
@@ -43,7 +44,7 @@ export interface DaemonOptions {
   /** Serve the local API (default true). In-process tests and benchmarks turn it off. */
   api?: boolean
   /** GPU detection; defaults to nvidia-smi. */
-  detect?: () => Promise<DetectedGpu[]>
+  detect?: () => Promise<GpuDetection>
   now?: () => number
   /** In-process tests: transports, encrypters and muxers to use instead of TCP/WS, Noise, Yamux. */
   libp2p?: Pick<BuildOptions, 'transports' | 'connectionEncrypters' | 'streamMuxers'>
@@ -71,6 +72,10 @@ export interface StatusInfo {
   ad?: { cid: string, seq: number, expiresAt: number }
   capabilityKeys: KeyState[]
   gpuDetection: string
+  /** What happens to buyers' jobs of each configured workload (e.g. process: sandboxed, refused or UNSANDBOXED, and as whom). */
+  executors: Partial<Record<string, string>>
+  /** The workloads offered in the ad (configured ones less those refused). */
+  workloads: string[]
 }
 
 /** Re-sign the ad when half its lifetime is gone, so peers never fetch an expired one. */
@@ -82,6 +87,7 @@ export class Daemon {
   private ad: SealedMessage<'capability-ad'> | undefined
   private gpus: GpuInfo[] = []
   private gpuDetection = 'not run'
+  private execution: ExecutorSetup | undefined
   private refreshTimer: NodeJS.Timeout | undefined
   private api: ApiServer | undefined
   /** Jobs, bids, execution and settlement (not on bootstrap peers). */
@@ -177,7 +183,9 @@ export class Daemon {
 
   private async startMarket (): Promise<void> {
     const { config, dataDir, loggers } = this.options
+    this.execution = await setupExecutors(config, { workRoot: join(dataDir, 'work') }, loggers.forComponent('executors'))
     this.market = await Market.start({
+      executors: this.execution.executors,
       signer: this.identity,
       node: this.node,
       nodeStore: this.store,
@@ -198,8 +206,10 @@ export class Daemon {
     let detected: GpuInfo[] = []
     if (provider.detectGpus) {
       try {
-        detected = (await (this.options.detect ?? detectGpus)()).map(toGpuInfo)
-        this.gpuDetection = `nvidia-smi: ${detected.length} GPU(s)`
+        const detection = await (this.options.detect ?? detectGpus)()
+        detected = detection.gpus.map((gpu) => toGpuInfo(gpu, provider.gpuVramMiB))
+        this.gpuDetection = [`nvidia-smi: ${detected.length} GPU(s)`, ...gpuNotes(detection, provider.gpuVramMiB)].join('; ')
+        if (this.gpuDetection.includes(';')) this.log.warn('GPU detection', { result: this.gpuDetection })
       } catch (err) {
         if (!(err instanceof GpuDetectionError)) throw err
         this.gpuDetection = `${err.code}: ${err.message}`
@@ -208,10 +218,12 @@ export class Daemon {
     } else {
       this.gpuDetection = 'off (provider.detectGpus = false)'
     }
-    this.gpus = [...detected, ...declaredGpuInfos(provider.gpus, detected.length)]
+    this.gpus = [...detected, ...declaredGpuInfos(provider.gpus, this.identity.peerId, detected.length)]
     this.metrics.sellingGpus.set(this.gpus.length)
-    if (this.gpus.length === 0) {
-      this.log.warn('nothing to sell: no GPU detected and none declared (provider.gpus in config.json, or GPUMESH_GPUS)')
+    if (this.gpus.length === 0 || this.execution?.workloads.length === 0) {
+      this.log.warn(this.gpus.length === 0
+        ? 'nothing to sell: no GPU detected and none declared (provider.gpus in config.json, or GPUMESH_GPUS)'
+        : 'nothing to sell: every configured workload is refused (see executors in status)')
       await this.announcer.forgetStale(previouslyAnnounced, [])
       return
     }
@@ -233,7 +245,9 @@ export class Daemon {
       host: { cpuCores: cpus().length, memoryMiB: Math.floor(totalmem() / 2 ** 20), diskGiB: 0 },
       seq: await this.store.nextAdSeq(now),
       addrs: this.addresses(),
-      now
+      now,
+      ...(this.execution !== undefined ? { workloads: this.execution.workloads } : {}),
+      ...(this.execution?.processSandbox !== undefined ? { processSandbox: this.execution.processSandbox } : {})
     })
     if (this.stopping !== undefined) return
     this.ad = sealMessage(this.identity, 'capability-ad', ad)
@@ -271,7 +285,9 @@ export class Daemon {
       gpus: this.gpus,
       ...(this.ad !== undefined ? { ad: { cid: this.ad.cid.toString(), seq: this.ad.payload.seq, expiresAt: this.ad.payload.expiresAt } } : {}),
       capabilityKeys: this.announcer.state(),
-      gpuDetection: this.gpuDetection
+      gpuDetection: this.gpuDetection,
+      executors: this.execution?.notes ?? {},
+      workloads: this.execution?.workloads ?? []
     }
   }
 
@@ -351,6 +367,19 @@ export class Daemon {
     if (failures.length > 0) throw new AggregateError(failures, `shutdown finished with errors: ${failures.map((f) => f.message).join('; ')}`)
     this.log.info('stopped')
   }
+}
+
+/** The lines nvidia-smi printed that could not be read, and the GPUs whose memory it did not report. */
+function gpuNotes (detection: GpuDetection, declaredVramMiB: Readonly<Record<string, number>>): string[] {
+  const notes = detection.skipped.map((err) => `skipped ${err.message.replace(/^nvidia-smi printed output that gpumesh cannot read: /, '')}`)
+  for (const gpu of detection.gpus) {
+    if (gpu.memoryMiB !== undefined) continue
+    const declared = declaredVramMiB[gpu.uuid] ?? declaredVramMiB[String(gpu.index)]
+    notes.push(declared !== undefined
+      ? `GPU ${gpu.index} (${gpu.name}) reports no memory size; ${declared} MiB declared in provider.gpuVramMiB`
+      : `GPU ${gpu.index} (${gpu.name}) reports no memory size: sold with VRAM unknown (no VRAM bucket); declare it as provider.gpuVramMiB {"${gpu.index}": MiB}`)
+  }
+  return notes
 }
 
 function numberParam (query: URLSearchParams, name: string, min: number, max: number): number | undefined {

@@ -14,10 +14,8 @@ import {
 import { ApiError, type Route } from '../api/server.js'
 import { BlobError, BlobStore } from '../blobs/store.js'
 import type { Config } from '../config/schema.js'
-import { DockerExecutor } from '../executors/docker.js'
-import { ProcessExecutor } from '../executors/process.js'
+import { setupExecutors } from '../executors/setup.js'
 import type { Executor } from '../executors/types.js'
-import { WasmExecutor } from '../executors/wasm.js'
 import type { GpumeshLibp2p } from '../libp2p.js'
 import type { LoggerFactory } from '../logger.js'
 import type { NodeMetrics } from '../metrics.js'
@@ -46,7 +44,7 @@ export interface MarketOptions {
   ad: () => SealedMessage<'capability-ad'> | undefined
   /** Capability ads of providers that might run a job (for the no-bids explanation). */
   knownAds?: (job: JobRequest) => Promise<CapabilityAd[]>
-  /** Executors by kind (default: process, wasm and docker as configured). */
+  /** Executors by kind (default: setupExecutors — process, wasm and docker as configured, process only when its sandbox can run). */
   executors?: Partial<Record<'process' | 'wasm' | 'docker', Executor>>
   /** Lease and billing interval this node puts in its awards. */
   leaseMs?: number
@@ -102,7 +100,7 @@ export class Market {
       gossip,
       store,
       blobs,
-      executors: options.executors ?? defaultExecutors(config, join(options.dataDir, 'work')),
+      executors: options.executors ?? (await setupExecutors(config, { workRoot: join(options.dataDir, 'work') }, loggers.forComponent('executors'))).executors,
       ad: options.ad,
       now,
       log: loggers.forComponent('provider'),
@@ -227,14 +225,4 @@ export class Market {
     await this.provider.stop()
     this.gossip.stop()
   }
-}
-
-/** The executors a provider offers: the kinds in `provider.workloads`. */
-function defaultExecutors (config: Config, workRoot: string): Partial<Record<'process' | 'wasm' | 'docker', Executor>> {
-  const out: Partial<Record<'process' | 'wasm' | 'docker', Executor>> = {}
-  const kinds = new Set(config.provider.workloads)
-  if (kinds.has('process')) out.process = new ProcessExecutor({ workRoot })
-  if (kinds.has('wasm')) out.wasm = new WasmExecutor({ tmpRoot: workRoot })
-  if (kinds.has('docker')) out.docker = new DockerExecutor({ tmpRoot: workRoot })
-  return out
 }
