@@ -1,6 +1,6 @@
 /**
- * One interface for every way a job runs (DESIGN §6): `process` (argv, no shell, sandboxed with
- * bubblewrap when present), `wasm` (node:wasi, deterministic), `docker`. A shared compliance suite
+ * One interface for every way a job runs (DESIGN §6): `process` (argv, no shell, in a bubblewrap
+ * sandbox unless the owner opts out), `wasm` (node:wasi, deterministic), `docker`. A shared compliance suite
  * (test/unit/node/executors/compliance.ts) runs against each implementation.
  */
 export interface ExecutionRequest {
