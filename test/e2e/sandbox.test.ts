@@ -3,7 +3,7 @@
  * their PATH. By default the node refuses buyers' process jobs and stops offering them; with
  * `executors.process.sandbox = none` it offers them, and its log, `status`, its capability ad and the
  * buyers' `providers` listing all say they run unsandboxed. Declared GPUs get UUIDs unique to the node and
- * the same after a restart.
+ * the same after a restart. `providers` filters and shows VRAM in nominal GB.
  */
 import assert from 'node:assert/strict'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -20,7 +20,7 @@ const NO_BWRAP = { PATH: '/nonexistent-gpumesh-bin' }
 const ARGS = ['node', 'start', ...LOCAL_FLAGS, '--no-detect-gpus', '--declare-gpu', 'NVIDIA L4:23034x2']
 const asRoot = process.getuid?.() === 0
 
-describe('a provider whose sandbox cannot run (bwrap hidden from PATH)', function () {
+describe('issue 8 through the CLI: a provider without a sandbox (bwrap hidden from PATH), declared GPU uuids, nominal VRAM', function () {
   this.timeout(120_000)
   let root: string
 
@@ -87,6 +87,23 @@ describe('a provider whose sandbox cannot run (bwrap hidden from PATH)', functio
     assert.match(status.executors.process ?? '', /^sandboxed with \S*bwrap/)
     assert.equal((await ownAd(daemon)).processSandbox, 'bwrap')
     assert.match((await daemon.cli(['providers'])).stdout, /sandboxed \(bwrap\)/)
+    await daemon.stop()
+  })
+
+  it('providers filters and shows VRAM in nominal GB: an H100 is 80 GB, not 86; an L40S 48 GB', async () => {
+    const args = ['node', 'start', ...LOCAL_FLAGS, '--no-detect-gpus', '--declare-gpu', 'NVIDIA H100 80GB HBM3:81559', 'NVIDIA L40S:46068']
+    const daemon = await DaemonProcess.start(args, join(root, 'vram'))
+    const count = async (...query: string[]): Promise<number> => (await daemon.json<ProvidersJson>(['providers', ...query])).providers.length
+    assert.equal(await count('--min-vram', '86'), 0)
+    assert.equal(await count('--min-vram', '81'), 0)
+    assert.equal(await count('--min-vram', '80'), 1)
+    assert.equal(await count('--min-vram', '48', '--gpu', 'l40s'), 1)
+    assert.equal(await count('--min-vram', '49', '--gpu', 'l40s'), 0)
+    const listing = (await daemon.cli(['providers', '--min-vram', '48'])).stdout
+    assert.match(listing, /NVIDIA H100 80GB HBM3 80 GB \(79\.6 GiB reported\)/)
+    assert.match(listing, /NVIDIA L40S 48 GB \(45\.0 GiB reported\)/)
+    assert.match((await daemon.cli(['status'])).stdout, /NVIDIA L40S \(48 GB \(45\.0 GiB reported\), declared\)/)
+    assert.match((await daemon.cli(['providers', '--help'])).stdout, /nominal GB/)
     await daemon.stop()
   })
 })
