@@ -211,7 +211,9 @@ class LiveLine {
   constructor (private readonly tty: boolean) {}
   draw (text: string): void {
     if (!this.tty) return
-    process.stdout.write(`\r\x1b[K${oneLine(text, Math.max(20, (process.stdout.columns ?? 80) - 1))}`)
+    // a pseudo-terminal without a size reports 0 columns
+    const columns = process.stdout.columns > 0 ? process.stdout.columns : 80
+    process.stdout.write(`\r\x1b[K${oneLine(text, Math.max(20, columns - 1))}`)
     this.drawn = true
   }
 
@@ -357,7 +359,7 @@ export async function jobCancelCommand (id: string, command: Command): Promise<v
   const client = await clientOf(command)
   const before = await client.get<JobView>('/v1/job', { id })
   if (FINAL_STATUSES.includes(before.status)) {
-    throw new JobCommandError(`job ${id} is already ${statusText(before.status, before.reason)}: nothing to cancel`)
+    throw new JobCommandError(`job ${id} is already ${before.status}: nothing to cancel`)
   }
   const job = await client.post<JobView>('/v1/job/cancel', { id })
   if (command.opts().json === true) out(toJson(job))
