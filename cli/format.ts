@@ -39,7 +39,6 @@ export function elapsed (ms: number): string {
  * line: control characters (escape sequences, carriage returns) become spaces; cut to `width`.
  */
 export function oneLine (text: string, width: number): string {
-  // eslint-disable-next-line no-control-regex
   const plain = text.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ').trimEnd()
   return plain.length > width ? `${plain.slice(0, Math.max(0, width - 1))}…` : plain
 }

@@ -7,16 +7,17 @@
  */
 
 let onClosed: (() => void) | undefined
-let closed = false
+let handled = false
+const closedStreams = new Set<NodeJS.WriteStream>()
 
 /** Run `handler` (once) instead of exiting when stdout or stderr is closed by its reader. */
 export function onOutputClosed (handler: () => void): void {
   onClosed = handler
 }
 
-/** True once stdout or stderr was closed by its reader: write nothing more. */
-export function outputClosed (): boolean {
-  return closed
+/** True once `stream` was closed by its reader: write nothing more to it. */
+export function outputClosed (stream: NodeJS.WriteStream): boolean {
+  return closedStreams.has(stream)
 }
 
 function isClosedPipe (err: NodeJS.ErrnoException): boolean {
@@ -28,8 +29,9 @@ export function exitQuietlyWhenOutputCloses (): void {
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (err: NodeJS.ErrnoException) => {
       if (!isClosedPipe(err)) throw err
-      if (closed) return
-      closed = true
+      closedStreams.add(stream)
+      if (handled) return
+      handled = true
       if (onClosed !== undefined) onClosed()
       else process.exit(0)
     })

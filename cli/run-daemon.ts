@@ -27,7 +27,7 @@ export async function runDaemon (command: Command, role: 'node' | 'bootstrap'): 
 
   await new Promise<void>((resolve) => {
     let signals = 0
-    const say = (line: string): void => { if (!outputClosed()) process.stderr.write(`gpumesh: ${line}\n`) }
+    const say = (line: string): void => { if (!outputClosed(process.stderr)) process.stderr.write(`gpumesh: ${line}\n`) }
     const onSignal = (signal: NodeJS.Signals | 'output closed'): void => {
       if (++signals > 1) {
         say(`${signal} again, exiting without cleanup`)

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { access, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { JobView } from '../../node/market/views.js'
@@ -137,5 +137,13 @@ describe('CLI edges: output closed early, --wait progress, cancel, events, boots
         if (first === 'line') assert.notEqual(result.firstLine, '')
       })
     }
+
+    it('node start whose output is closed: the daemon shuts down gracefully (api.json removed), quietly', async () => {
+      const dir = join(root, 'piped')
+      const result = await runWithClosedOutput(['node', 'start', ...LOCAL_FLAGS, '--log-level', 'warn', '--no-sell', '--data-dir', dir], 'none', 30_000)
+      assert.equal(result.code, 0, result.stderr)
+      assert.match(result.stderr, /^gpumesh: output closed, shutting down\n$/)
+      await assert.rejects(access(join(dir, 'api.json')), 'stopped cleanly: api.json is gone')
+    })
   })
 })
