@@ -173,11 +173,12 @@ export function progressLine (job: JobView): string {
   }
 }
 
-const eventLine = (e: JobEvent): string => `${time(e.at)}  ${e.type.padEnd(10)}  ${e.text}`
+/** One event; its text may quote a provider (a decline reason, a status message): no control characters. */
+const eventLine = (e: JobEvent): string => `${time(e.at)}  ${oneLine(e.type, 40).padEnd(10)}  ${oneLine(e.text, 2_000)}`
 
 /** How often `--wait` reads the job's log for its tail, and prints a progress line when not on a TTY. */
 const LOG_POLL_MS = 1_000
-export const PLAIN_PROGRESS_MS = 10_000
+const PLAIN_PROGRESS_MS = 10_000
 
 /** The last line of a job's log so far, read from where the previous read stopped. */
 class LogTail {
