@@ -4,10 +4,11 @@
 import type { Command } from 'commander'
 import { formatVram, type CapabilityAd } from '../protocol/index.js'
 import { ApiClient } from '../node/api/client.js'
+import type { BootstrapStatus } from '../node/bootstrap-watcher.js'
 import type { StatusInfo } from '../node/daemon.js'
 import type { FindResult } from '../node/discovery.js'
 import { dataDirOf } from './context.js'
-import { UsageError } from './errors.js'
+import { NotConnectedError, UsageError } from './errors.js'
 import { table, toJson } from './format.js'
 
 async function client (command: Command): Promise<ApiClient> {
@@ -15,6 +16,30 @@ async function client (command: Command): Promise<ApiClient> {
 }
 
 const out = (text: string): void => { process.stdout.write(`${text}\n`) }
+
+/** One line on the bootstrap peers: `connected to 1 of 2`, `no answer from any of 1 (…)`. */
+export function bootstrapLine (b: BootstrapStatus, now: number): string {
+  switch (b.state) {
+    case 'none': return 'none configured'
+    case 'dialling': return `dialling ${b.configured}`
+    case 'connected': return `connected to ${b.connected} of ${b.configured}${b.connected === 0 ? ' (answered at start, not connected now)' : ''}`
+    case 'unreachable': {
+      const next = b.nextAttemptAt !== undefined ? `, next try in ${Math.max(0, Math.ceil((b.nextAttemptAt - now) / 1000))} s` : ''
+      return `no answer from any of ${b.configured} (${b.failedRounds} failed round${b.failedRounds === 1 ? '' : 's'}${next}; last error: ${b.lastErrors[0] ?? '?'})`
+    }
+  }
+}
+
+/**
+ * Fail with NotConnectedError when the daemon has no connection at all: a DHT lookup or an auction
+ * there cannot find anyone, and "none found" would read as if the network had been asked.
+ */
+export async function requireConnected (client: ApiClient): Promise<void> {
+  const status = await client.get<StatusInfo>('/v1/status')
+  if (status.connections > 0) return
+  const b = status.bootstrap
+  throw new NotConnectedError(`not connected to any peer; bootstrap peers: ${b !== undefined ? bootstrapLine(b, Date.now()) : 'unknown'}`)
+}
 
 export async function statusCommand (command: Command): Promise<void> {
   const status = await (await client(command)).get<StatusInfo>('/v1/status')
@@ -24,6 +49,7 @@ export async function statusCommand (command: Command): Promise<void> {
     `${status.role} ${status.peerId} (gpumesh ${status.version})`,
     `  up since:    ${new Date(status.startedAt).toISOString()}`,
     `  connections: ${status.connections}, DHT ${status.dht.mode} with ${status.dht.routingTable} peers in its routing table`,
+    `  bootstrap:   ${bootstrapLine(status.bootstrap, Date.now())}`,
     ...status.addresses.map((a) => `  listening:   ${a}`),
     `  GPUs:        ${status.gpus.length === 0 ? 'none' : status.gpus.map((g) => `${g.name} (${formatVram(g.vramMiB)}, ${g.provenance})`).join(', ')}`,
     `  detection:   ${status.gpuDetection}`,
@@ -45,7 +71,9 @@ export async function providersCommand (command: Command): Promise<void> {
   if (minVram !== undefined && (!Number.isFinite(minVram) || minVram < 0)) throw new UsageError(`--min-vram must be a number of GB, got "${opts.minVram}"`)
   const timeoutMs = opts.timeout !== undefined ? Number(opts.timeout) * 1000 : undefined
   if (timeoutMs !== undefined && !(timeoutMs > 0)) throw new UsageError(`--timeout must be a positive number of seconds, got "${opts.timeout}"`)
-  const result = await (await client(command)).get<FindResult>('/v1/providers', {
+  const api = await client(command)
+  await requireConnected(api)
+  const result = await api.get<FindResult>('/v1/providers', {
     gpu: opts.gpu, minVram, region: opts.region, timeoutMs
   }, (timeoutMs ?? 10_000) + 5_000)
   if (opts.json === true) return out(toJson(result))

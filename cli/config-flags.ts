@@ -36,9 +36,10 @@ function attributeOf (flag: string): string {
   return long.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())
 }
 
-export function addConfigFlags (command: Command, only?: readonly string[]): Command {
+/** Add the config flags whose setting path is in `only` (a list, or a test); all of them without it. */
+export function addConfigFlags (command: Command, only?: readonly string[] | ((path: string) => boolean)): Command {
   for (const spec of FLAGS) {
-    if (only !== undefined && !only.includes(spec.path)) continue
+    if (only !== undefined && !(typeof only === 'function' ? only(spec.path) : only.includes(spec.path))) continue
     command.option(spec.flag, spec.description)
   }
   return command

@@ -24,6 +24,7 @@ import {
 import { printJob, printLedgers, printSummary, type Market } from './demo-report.js'
 import { UsageError } from './errors.js'
 import { table } from './format.js'
+import { onOutputClosed } from './output.js'
 
 const say = (text: string): void => { process.stdout.write(`${text}\n`) }
 
@@ -84,6 +85,7 @@ export async function demoCommand (command: Command): Promise<void> {
   const onSignal = (): void => { signals.interrupted = true }
   process.on('SIGINT', onSignal)
   process.on('SIGTERM', onSignal)
+  onOutputClosed(onSignal)
   const started = Date.now()
   const market: Market = { names: new Names(), providers: demoProviders(started), ads: new Map() }
   try {

@@ -19,3 +19,26 @@ export function table (header: string[], rows: string[][]): string {
   const line = (cells: string[]): string => cells.map((c, i) => i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)).join('  ')
   return [line(header), ...rows.map(line)].join('\n')
 }
+
+/** `failed: no acceptable bids`, but `cancelled by the requester` (not `cancelled: cancelled by …`). */
+export function statusText (status: string, reason?: string): string {
+  if (reason === undefined || reason === '') return status
+  return reason === status || reason.startsWith(`${status} `) ? reason : `${status}: ${reason}`
+}
+
+/** 45s, 2m05s, 1h02m. */
+export function elapsed (ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000))
+  if (s < 60) return `${s}s`
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`
+  return `${Math.floor(s / 3600)}h${String(Math.floor(s / 60) % 60).padStart(2, '0')}m`
+}
+
+/**
+ * Text from elsewhere (a job's output, run on someone else's machine) made safe for one terminal
+ * line: control characters (escape sequences, carriage returns) become spaces; cut to `width`.
+ */
+export function oneLine (text: string, width: number): string {
+  const plain = text.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ').trimEnd()
+  return plain.length > width ? `${plain.slice(0, Math.max(0, width - 1))}…` : plain
+}

@@ -10,7 +10,7 @@ import type { Command } from 'commander'
 import { identityPath, loadOrCreateIdentity } from '../crypto/index.js'
 import { capabilityKeyCid, capabilityKeys, openMessage, sealMessage } from '../protocol/index.js'
 import { buildCapabilityAd, declaredGpuInfos } from '../node/capability-ad.js'
-import { CONFIG_FILE, resolveConfig } from '../node/config/load.js'
+import { CONFIG_FILE, mergeLayers, readConfigFile, resolveConfig, type Layer } from '../node/config/load.js'
 import { flagLayers } from './config-flags.js'
 import { GpuDetectionError, detectGpus, toGpuInfo } from '../node/gpu/nvidia-smi.js'
 import { configOf, dataDirOf } from './context.js'
@@ -25,15 +25,48 @@ async function exists (path: string): Promise<boolean> {
   }
 }
 
+/** One setting an init flag changed in an existing config.json. */
+export interface ConfigChange { field: string, from: unknown, to: unknown, flag: string }
+
+const valueAt = (tree: unknown, path: string): unknown =>
+  path.split('.').reduce<unknown>((node, key) => node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined, tree)
+
+const leaves = (tree: unknown, prefix = ''): string[] => tree !== null && typeof tree === 'object' && !Array.isArray(tree)
+  ? Object.entries(tree as Record<string, unknown>).flatMap(([k, v]) => leaves(v, prefix === '' ? k : `${prefix}.${k}`))
+  : [prefix]
+
+/**
+ * Apply the init flags (--region, --price-floor, --declare-gpu, …) to config.json: a new file holds
+ * the defaults with them; an existing one keeps what it has and gets each flag's setting (validated
+ * first, so a bad flag changes nothing). Returns what changed.
+ */
+async function writeConfig (dataDir: string, flags: Layer[], created: boolean): Promise<ConfigChange[]> {
+  const path = join(dataDir, CONFIG_FILE)
+  if (created) {
+    await writeFile(path, `${JSON.stringify(resolveConfig(flags), null, 2)}\n`, { mode: 0o644 })
+    return []
+  }
+  if (flags.length === 0) return []
+  const file = await readConfigFile(dataDir)
+  const before = resolveConfig([file])
+  const after = resolveConfig([file, ...flags])
+  const changes = flags.flatMap((layer) => leaves(layer.values).map((field) => ({ field, from: valueAt(before, field), to: valueAt(after, field), flag: layer.source.replace(/^flag /, '') })))
+    .filter((c) => JSON.stringify(c.from) !== JSON.stringify(c.to))
+  if (changes.length > 0) await writeFile(path, `${JSON.stringify(mergeLayers([file, ...flags]).values, null, 2)}\n`)
+  return changes
+}
+
+const shown = (value: unknown): string => JSON.stringify(value)
+
 export async function initCommand (command: Command): Promise<void> {
   const dataDir = dataDirOf(command)
   const { identity, created } = await loadOrCreateIdentity(dataDir)
   const configPath = join(dataDir, CONFIG_FILE)
   const configCreated = !(await exists(configPath))
-  // the defaults, with whatever the init flags set (--region, --declare-gpu, …)
-  if (configCreated) await writeFile(configPath, `${JSON.stringify(resolveConfig(flagLayers(command)), null, 2)}\n`, { mode: 0o644 })
+  const flags = flagLayers(command)
+  const configChanges = await writeConfig(dataDir, flags, configCreated)
   const config = await configOf(command)
-  const out: Record<string, unknown> = { peerId: identity.peerId, identityFile: identityPath(dataDir), created, configFile: configPath, configCreated }
+  const out: Record<string, unknown> = { peerId: identity.peerId, identityFile: identityPath(dataDir), created, configFile: configPath, configCreated, configChanges }
 
   if (command.opts().showAd === true) {
     let detected: ReturnType<typeof toGpuInfo>[] = []
@@ -75,10 +108,14 @@ export async function initCommand (command: Command): Promise<void> {
     process.stdout.write(`${toJson(out)}\n`)
     return
   }
+  const flagNames = [...new Set(flags.map((l) => l.source.replace(/^flag /, '')))]
   const lines = [
     `${created ? 'created' : 'loaded'} identity ${identity.peerId}`,
     `  key file: ${String(out.identityFile)} (mode 0600)`,
-    `  config:   ${configPath}${configCreated ? ' (written with the defaults; edit it to sell your GPUs)' : ''}`
+    `  config:   ${configPath}${configCreated
+      ? ` (written with the defaults${flagNames.length > 0 ? ` and ${flagNames.join(', ')}` : ''}; edit it, or run init again with flags, to change it)`
+      : flags.length === 0 ? '' : configChanges.length === 0 ? ` (unchanged: it already has ${flagNames.join(', ')})` : ' (updated)'}`,
+    ...configChanges.map((c) => `    ${c.field}: ${shown(c.from)} → ${shown(c.to)} (${c.flag})`)
   ]
   const ad = out.capabilityAd as { cid: string, envelopeBytes: number, verified: boolean, gpuDetection: string, payload: { gpus: Array<{ name: string, vramMiB: number, provenance: string }>, region: string, price: { floor: number } }, dhtKeys: Array<{ key: string, cid: string }> } | undefined
   if (ad !== undefined) {

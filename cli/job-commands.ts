@@ -8,14 +8,16 @@ import { access, copyFile, mkdir } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Command } from 'commander'
-import { ApiClient } from '../node/api/client.js'
+import { ApiClient, ApiRequestError } from '../node/api/client.js'
 import { relativeSegments } from '../node/executors/jobfs.js'
 import { JobSpecError, checkInputFiles, normaliseJobSpec, parseJobFile, validateJobSpec, type JobSpec, type JobSpecFields } from '../node/market/job-spec.js'
 import type { JobEvent, JobView, LogsView, OutputFileView, ResultView } from '../node/market/views.js'
 import { formatMicros } from '../protocol/index.js'
+import { requireConnected } from './client-commands.js'
 import { collect } from './config-flags.js'
 import { dataDirOf } from './context.js'
-import { table, toJson } from './format.js'
+import { NoMarketError } from './errors.js'
+import { elapsed, oneLine, statusText, table, toJson } from './format.js'
 
 /** A job command that could not do what was asked (exit 1): a job that did not succeed, a refused copy. */
 export class JobCommandError extends Error {
@@ -28,8 +30,13 @@ const POLL_MS = 250
 
 export const out = (text: string): void => { process.stdout.write(`${text}\n`) }
 
+/** The client for a market command: a bootstrap peer's API has no market routes, so say so first. */
 export async function clientOf (command: Command): Promise<ApiClient> {
-  return await ApiClient.fromDataDir(dataDirOf(command))
+  const client = await ApiClient.fromDataDir(dataDirOf(command))
+  if (client.role === 'bootstrap') {
+    throw new NoMarketError(`the daemon for data dir ${dataDirOf(command)} is a bootstrap peer: it runs no market (buy and sell through a node: \`gpumesh node start\`)`)
+  }
+  return client
 }
 
 /** Micros as credits with 2–4 decimals (`1.85`, `0.0123`, `-3.50`). */
@@ -136,6 +143,8 @@ export async function jobSubmitCommand (argv: string[], command: Command): Promi
   const opts = command.opts<{ wait?: boolean, json?: boolean }>()
   const spec = await jobSpecOf(command, argv)
   const client = await clientOf(command)
+  // an auction with nobody to hear it would only expire: say why instead
+  await requireConnected(client)
   const { job } = await client.post<{ job: string }>('/v1/jobs', {}, spec)
   if (opts.wait !== true) return out(opts.json === true ? toJson({ job }) : job)
   const final = await waitForJob(client, job, opts.json === true)
@@ -150,7 +159,7 @@ export async function jobSubmitCommand (argv: string[], command: Command): Promi
 /** Why a final job did not succeed, in one line. */
 function failureOf (job: JobView): string {
   if (job.status === 'settled') return `job ${job.id} ran but exited with code ${job.receipt?.exitCode ?? '?'}`
-  return `job ${job.id} ${job.status}${job.reason !== undefined ? `: ${job.reason}` : ''}`
+  return `job ${job.id} ${statusText(job.status, job.reason)}`
 }
 
 /** The one progress line for a job's state, e.g. `bidding (3 bids)`. */
@@ -160,34 +169,105 @@ export function progressLine (job: JobView): string {
     case 'awarded': return job.award !== undefined ? `awarded to ${job.award.provider} at ${credits(job.award.price)} cr/GPU-h: ${job.award.why}` : 'awarded'
     case 'completed': return `completed exit ${job.receipt?.exitCode ?? '?'}`
     case 'settled': return `settled: paid ${credits(job.paid)} cr`
-    default: return `${job.status}${job.reason !== undefined ? `: ${job.reason}` : ''}`
+    default: return statusText(job.status, job.reason)
   }
 }
 
-const eventLine = (e: JobEvent): string => `${time(e.at)}  ${e.type.padEnd(10)}  ${e.text}`
+/** One event; its text may quote a provider (a decline reason, a status message): no control characters. */
+const eventLine = (e: JobEvent): string => `${time(e.at)}  ${oneLine(e.type, 40).padEnd(10)}  ${oneLine(e.text, 2_000)}`
+
+/** How often `--wait` reads the job's log for its tail, and prints a progress line when not on a TTY. */
+const LOG_POLL_MS = 1_000
+const PLAIN_PROGRESS_MS = 10_000
+
+/** The last line of a job's log so far, read from where the previous read stopped. */
+class LogTail {
+  last: string | undefined
+  private next = 0
+  private partial = ''
+  private readAt = 0
+
+  constructor (private readonly client: ApiClient, private readonly id: string) {}
+
+  async poll (now: number): Promise<void> {
+    if (now - this.readAt < LOG_POLL_MS) return
+    this.readAt = now
+    try {
+      const view = await this.client.get<LogsView>('/v1/job/logs', { id: this.id, from: this.next }, 10_000)
+      this.next = view.next
+      const lines = (this.partial + view.text).split('\n')
+      this.partial = (lines.pop() ?? '').slice(-4096)
+      const last = [...lines, this.partial].reverse().find((l) => l.trim() !== '')
+      if (last !== undefined) this.last = last
+    } catch (err) {
+      // no log yet, or not any more: the tail stays as it was
+      if (!(err instanceof ApiRequestError)) throw err
+    }
+  }
+}
+
+/** The status line a TTY shows under the events, redrawn in place (`\r`, erase line). */
+class LiveLine {
+  private drawn = false
+  constructor (private readonly tty: boolean) {}
+  draw (text: string): void {
+    if (!this.tty) return
+    // a pseudo-terminal without a size reports 0 columns
+    const columns = process.stdout.columns > 0 ? process.stdout.columns : 80
+    process.stdout.write(`\r\x1b[K${oneLine(text, Math.max(20, columns - 1))}`)
+    this.drawn = true
+  }
+
+  clear (): void {
+    if (this.drawn) process.stdout.write('\r\x1b[K')
+    this.drawn = false
+  }
+}
 
 /**
- * Poll the job until it is final. On a TTY, a line per change of state and each new event; otherwise
- * the new events only; with `quiet`, nothing.
+ * Poll the job until it is final, printing each new event. While it runs, also its elapsed time and
+ * the last line of its log: on a TTY in a status line redrawn in place (and a line per change of
+ * state), otherwise as a plain `progress` line every PLAIN_PROGRESS_MS. With `quiet`, nothing.
  */
 export async function waitForJob (client: ApiClient, id: string, quiet: boolean): Promise<JobView> {
   const tty = process.stdout.isTTY === true
   const seen = new Set<string>()
+  const live = new LiveLine(tty)
+  const tail = new LogTail(client, id)
   let last = ''
+  let hinted = false
+  let progressAt = 0
   for (;;) {
     const job = await client.get<JobView>('/v1/job', { id }, 10_000)
+    const final = FINAL_STATUSES.includes(job.status)
     if (!quiet) {
-      for (const e of job.events) {
-        const key = `${e.at}/${e.type}/${e.text}`
-        if (seen.has(key)) continue
-        seen.add(key)
+      const line = progressLine(job)
+      const fresh = job.events.filter((e) => !seen.has(`${e.at}/${e.type}/${e.text}`))
+      if (fresh.length > 0 || (tty && line !== last) || final) live.clear()
+      for (const e of fresh) {
+        seen.add(`${e.at}/${e.type}/${e.text}`)
         out(eventLine(e))
       }
-      const line = progressLine(job)
       if (tty && line !== last) out(`» ${line}`)
       last = line
+      const now = Date.now()
+      if (job.status === 'running') {
+        if (!hinted) out(`${time(now)}  ${'hint'.padEnd(10)}  its whole output: gpumesh job logs --follow ${id}`)
+        hinted = true
+        await tail.poll(now)
+        const started = job.events.findLast((e) => e.type === 'running')?.at ?? job.submittedAt
+        const progress = `running for ${elapsed(now - started)}, ${tail.last !== undefined ? `log: ${tail.last}` : 'no output yet'}`
+        if (tty) live.draw(`  ${progress}`)
+        else if (progressAt === 0) progressAt = now + PLAIN_PROGRESS_MS
+        else if (now >= progressAt) {
+          out(oneLine(`${time(now)}  ${'progress'.padEnd(10)}  ${progress}`, 200))
+          progressAt = now + PLAIN_PROGRESS_MS
+        }
+      } else if (!final) {
+        live.draw(`  ${job.status} for ${elapsed(now - job.submittedAt)} since submitted`)
+      }
     }
-    if (FINAL_STATUSES.includes(job.status)) return job
+    if (final) return job
     await sleep(POLL_MS)
   }
 }
@@ -202,7 +282,7 @@ export async function jobStatusCommand (id: string, command: Command): Promise<v
   if (command.opts().json === true) return out(toJson(job))
   const lines = [
     `job ${job.id}${job.label !== undefined ? ` (${job.label})` : ''}`,
-    `  status:    ${job.status}${job.reason !== undefined ? `: ${job.reason}` : ''}`,
+    `  status:    ${statusText(job.status, job.reason)}`,
     `  tier:      ${job.tier}, ${job.gpus} GPU${job.gpus === 1 ? '' : 's'}, ${job.executor}, at most ${credits(job.maxPrice)} cr/GPU-h`,
     `  submitted: ${new Date(job.submittedAt).toISOString()}, round ${job.round}`
   ]
@@ -275,10 +355,17 @@ async function copyOutputs (result: ResultView, dir: string): Promise<void> {
   }
 }
 
+/** Cancel a job; exit 1 when there was nothing to cancel (the job was already final, or got there first). */
 export async function jobCancelCommand (id: string, command: Command): Promise<void> {
-  const job = await (await clientOf(command)).post<JobView>('/v1/job/cancel', { id })
-  if (command.opts().json === true) return out(toJson(job))
-  out(`job ${job.id}: ${progressLine(job)}`)
+  const client = await clientOf(command)
+  const before = await client.get<JobView>('/v1/job', { id })
+  if (FINAL_STATUSES.includes(before.status)) {
+    throw new JobCommandError(`job ${id} is already ${before.status}: nothing to cancel`)
+  }
+  const job = await client.post<JobView>('/v1/job/cancel', { id })
+  if (command.opts().json === true) out(toJson(job))
+  else out(`job ${job.id}: ${progressLine(job)}`)
+  if (job.status !== 'cancelled') throw new JobCommandError(`job ${id} was ${job.status} before the cancel took effect: nothing cancelled`)
 }
 
 export async function jobListCommand (command: Command): Promise<void> {

@@ -13,7 +13,7 @@ import { JobSpecError } from '../node/market/job-spec.js'
 import { StorageError } from '../node/storage.js'
 import { addConfigFlags } from './config-flags.js'
 import { peersCommand, providersCommand, statusCommand } from './client-commands.js'
-import { UsageError } from './errors.js'
+import { NoMarketError, NotConnectedError, UsageError } from './errors.js'
 import { demoCommand } from './demo.js'
 import { initCommand } from './init.js'
 import { JobCommandError, addJobSpecFlags, jobCancelCommand, jobListCommand, jobLogsCommand, jobResultCommand, jobStatusCommand, jobSubmitCommand } from './job-commands.js'
@@ -44,9 +44,10 @@ export function buildProgram (): Command {
     .option(...DATA_DIR))
     .action(async (_opts, command: Command) => { await runDaemon(command, 'node') })
 
+  // a bootstrap peer sells nothing: no provider.* flags (--region, --declare-gpu, …) in its help
   addConfigFlags(program.command('bootstrap')
     .description('run a bootstrap peer: DHT server and relay for others, no jobs')
-    .option(...DATA_DIR))
+    .option(...DATA_DIR), (path) => !path.startsWith('provider.'))
     .action(async (_opts, command: Command) => { await runDaemon(command, 'bootstrap') })
 
   program.command('status')
@@ -112,11 +113,32 @@ export function buildProgram (): Command {
   return program
 }
 
-const KNOWN_ERRORS = [KeyFileError, MessageRejectedError, ConfigError, StorageError, DaemonError, DaemonUnavailableError, ApiRequestError, CommunityPeersError, UsageError, JobSpecError, JobCommandError]
+const KNOWN_ERRORS = [KeyFileError, MessageRejectedError, ConfigError, StorageError, DaemonError, DaemonUnavailableError, ApiRequestError, CommunityPeersError, UsageError, JobSpecError, JobCommandError, NoMarketError, NotConnectedError]
+
+/**
+ * `gpumesh help job submit`: commander's own help command looks at one name only (it would print
+ * the help of `job`), so walk the whole path of names here. Unknown names are a usage error.
+ */
+function helpFor (program: Command, names: string[]): number {
+  let command = program
+  for (const name of names) {
+    const sub = command.commands.find((c) => c.name() === name || c.aliases().includes(name))
+    if (sub === undefined) {
+      process.stderr.write(`error: unknown command '${[...names.slice(0, names.indexOf(name)), name].join(' ')}'\n(see \`gpumesh --help\`)\n`)
+      return 2
+    }
+    command = sub
+  }
+  command.outputHelp()
+  return 0
+}
 
 export async function main (argv: string[]): Promise<number> {
   try {
-    await buildProgram().parseAsync(argv)
+    const program = buildProgram()
+    const args = argv.slice(2)
+    if (args[0] === 'help' && args.length > 1 && args.slice(1).every((a) => !a.startsWith('-'))) return helpFor(program, args.slice(1))
+    await program.parseAsync(argv)
     return 0
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2

@@ -6,6 +6,7 @@ import type { Command } from 'commander'
 import { publishableAddrs, startBootstrap } from '../bootstrap/role.js'
 import { Daemon } from '../node/daemon.js'
 import { bootstrapPeersOf, configOf, dataDirOf, loggersOf } from './context.js'
+import { onOutputClosed, outputClosed } from './output.js'
 import { packageVersion } from './version.js'
 
 export async function runDaemon (command: Command, role: 'node' | 'bootstrap'): Promise<void> {
@@ -26,19 +27,22 @@ export async function runDaemon (command: Command, role: 'node' | 'bootstrap'): 
 
   await new Promise<void>((resolve) => {
     let signals = 0
-    const onSignal = (signal: NodeJS.Signals): void => {
+    const say = (line: string): void => { if (!outputClosed(process.stderr)) process.stderr.write(`gpumesh: ${line}\n`) }
+    const onSignal = (signal: NodeJS.Signals | 'output closed'): void => {
       if (++signals > 1) {
-        process.stderr.write(`gpumesh: ${signal} again, exiting without cleanup\n`)
+        say(`${signal} again, exiting without cleanup`)
         process.exit(130)
       }
-      process.stderr.write(`gpumesh: ${signal}, shutting down\n`)
+      say(`${signal}, shutting down`)
       daemon.stop().then(resolve, (err: unknown) => {
-        process.stderr.write(`gpumesh: shutdown failed: ${(err as Error).message}\n`)
+        say(`shutdown failed: ${(err as Error).message}`)
         process.exitCode = 1
         resolve()
       })
     }
     process.on('SIGINT', onSignal)
     process.on('SIGTERM', onSignal)
+    // `gpumesh node start | head -1`: once the reader is gone, stop as on SIGTERM (never die uncleanly)
+    onOutputClosed(() => { onSignal('output closed') })
   })
 }

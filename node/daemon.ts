@@ -13,6 +13,7 @@ import { capabilityKeys, sealMessage, type CapabilityAd, type GpuInfo, type JobR
 import { ApiError, startApiServer, type ApiServer } from './api/server.js'
 import { ensureApiToken, removeEndpoint, writeEndpoint } from './api/credentials.js'
 import { Announcer, type KeyState } from './announcer.js'
+import { BootstrapWatcher, type BootstrapStatus } from './bootstrap-watcher.js'
 import { Market } from './market/market.js'
 import { Peering } from './peering.js'
 import { buildCapabilityAd, declaredGpuInfos } from './capability-ad.js'
@@ -76,6 +77,8 @@ export interface StatusInfo {
   executors: Partial<Record<string, string>>
   /** The workloads offered in the ad (configured ones less those refused). */
   workloads: string[]
+  /** Whether the configured bootstrap peers answer (node/bootstrap-watcher.ts). */
+  bootstrap: BootstrapStatus
 }
 
 /** Re-sign the ad when half its lifetime is gone, so peers never fetch an expired one. */
@@ -93,6 +96,7 @@ export class Daemon {
   /** Jobs, bids, execution and settlement (not on bootstrap peers). */
   market: Market | undefined
   private peering: Peering | undefined
+  private bootstrapWatcher: BootstrapWatcher | undefined
   private stopping: Promise<void> | undefined
   readonly startedAt: number
   private readonly now: () => number
@@ -169,6 +173,8 @@ export class Daemon {
     this.node.addEventListener('peer:disconnect', () => { this.metrics.connectedPeers.set(this.node.getConnections().length) })
     this.node.services.capability.currentAd = () => this.ad?.bytes
     this.log.info('started', { peerId: this.identity.peerId, role, addresses: this.addresses() })
+    this.bootstrapWatcher = new BootstrapWatcher(this.node, this.options.bootstrapPeers, this.options.loggers.forComponent('bootstrap-peers'))
+    this.bootstrapWatcher.start()
     if (role === 'node') {
       await this.startMarket()
       this.peering = new Peering(this.node, this.options.loggers.forComponent('peering'))
@@ -287,7 +293,8 @@ export class Daemon {
       capabilityKeys: this.announcer.state(),
       gpuDetection: this.gpuDetection,
       executors: this.execution?.notes ?? {},
-      workloads: this.execution?.workloads ?? []
+      workloads: this.execution?.workloads ?? [],
+      bootstrap: this.bootstrapWatcher?.status() ?? { state: 'none', configured: 0, connected: 0, failedRounds: 0, lastErrors: [] }
     }
   }
 
@@ -349,7 +356,7 @@ export class Daemon {
     const steps: Array<[string, () => Promise<void>]> = [
       ['close the API', async () => { await this.api?.close() }],
       ['remove api.json', async () => { if (this.api !== undefined) await removeEndpoint(this.options.dataDir) }],
-      ['stop the market', async () => { this.peering?.stop(); await this.market?.stop() }],
+      ['stop the market', async () => { this.bootstrapWatcher?.stop(); this.peering?.stop(); await this.market?.stop() }],
       ['withdraw capability keys', async () => { await this.announcer.withdraw() }],
       ['stop the announcer', async () => { await this.announcer.stop() }],
       ['stop libp2p', async () => { await this.node.stop() }],

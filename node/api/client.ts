@@ -25,7 +25,8 @@ export class ApiRequestError extends Error {
 }
 
 export class ApiClient {
-  constructor (readonly url: string, private readonly token: string) {}
+  /** `role`: what api.json says the daemon runs as (`node` or `bootstrap`), when known. */
+  constructor (readonly url: string, private readonly token: string, readonly role?: string) {}
 
   static async fromDataDir (dataDir: string): Promise<ApiClient> {
     const endpoint = await readEndpoint(dataDir)
@@ -35,7 +36,7 @@ export class ApiClient {
       // whatever listens on its old port now
       throw new DaemonUnavailableError(`no running gpumesh daemon for data dir ${dataDir} (start one with \`gpumesh node start\` or \`gpumesh bootstrap\`)`)
     }
-    return new ApiClient(endpoint.url, token)
+    return new ApiClient(endpoint.url, token, endpoint.role)
   }
 
   async get<T> (path: string, query: Record<string, string | number | undefined> = {}, timeoutMs = 30_000): Promise<T> {

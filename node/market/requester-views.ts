@@ -41,6 +41,50 @@ export function jobView (record: JobRecord, job: JobRequest, state: RequesterJob
     ...(record.receipt !== undefined ? { receipt: record.receipt } : {}),
     paid: record.paid,
     ...(record.explanation !== undefined ? { explanation: record.explanation } : {}),
-    events: record.events
+    events: timelineOf(record.events)
   }
+}
+
+/** Status events that tell, without details, what an event of another type tells in full. */
+const SAME_PHASE: Record<string, string> = { awarded: 'award' }
+
+const phaseOf = (e: JobEvent): string => SAME_PHASE[e.type] ?? e.type
+
+/** A status change with nothing to add (`awarded`/`awarded`), as the lifecycle records it. */
+const isBare = (e: JobEvent): boolean => e.text === e.type && e.peer === undefined
+
+/**
+ * The events as shown: the lifecycle records a status change (`awarded`, `completed`) next to the
+ * event that caused it (`award …`, `provider reports completed`); the bare status event is left out
+ * when an event of the same phase lies between the status changes before and after it. A line that
+ * says a clause twice (`cancelled: cancelled by the requester`) says it once.
+ */
+export function timelineOf (events: readonly JobEvent[]): JobEvent[] {
+  const bare = events.flatMap((e, i) => isBare(e) ? [i] : [])
+  const shown: JobEvent[] = []
+  events.forEach((e, i) => {
+    if (isBare(e)) {
+      const k = bare.indexOf(i)
+      const from = k > 0 ? bare[k - 1] as number : -1
+      const to = k < bare.length - 1 ? bare[k + 1] as number : events.length
+      if (events.slice(from + 1, to).some((other, j) => from + 1 + j !== i && phaseOf(other) === phaseOf(e))) return
+    }
+    const text = sayOnce(e.text)
+    shown.push(text === e.text ? e : { ...e, text })
+  })
+  return shown
+}
+
+/**
+ * `a: a: b` → `a: b`; `cancelled: cancelled by the requester` → `cancelled by the requester` (a
+ * one-word clause dropped when the next clause begins with it).
+ */
+export function sayOnce (text: string): string {
+  const clauses = text.split(': ')
+  const kept = clauses.filter((c, i) => {
+    const next = clauses[i + 1]
+    if (next === undefined) return true
+    return c !== next && !(!c.includes(' ') && next.startsWith(`${c} `))
+  })
+  return kept.join(': ')
 }

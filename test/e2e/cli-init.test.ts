@@ -21,6 +21,47 @@ describe('gpumesh CLI (separate processes)', () => {
     assert.match(help.stdout, /\binit\b/)
   })
 
+  it('help <command> <subcommand> prints the subcommand\'s help; bootstrap --help lists no seller flags', async () => {
+    const submit = await runCli(['help', 'job', 'submit'])
+    assert.equal(submit.code, 0, submit.stderr)
+    assert.match(submit.stdout, /^Usage: gpumesh job submit /)
+    assert.match(submit.stdout, /--max-price <credits>/)
+    assert.equal((await runCli(['help', 'job'])).stdout, (await runCli(['job', '--help'])).stdout)
+    const unknown = await runCli(['help', 'job', 'frobnicate'])
+    assert.equal(unknown.code, 2)
+    assert.match(unknown.stderr, /unknown command 'job frobnicate'/)
+    const bootstrap = await runCli(['bootstrap', '--help'])
+    assert.equal(bootstrap.code, 0)
+    assert.match(bootstrap.stdout, /--bootstrap <multiaddr\.\.\.>/)
+    for (const seller of ['--region', '--country', '--price-floor', '--declare-gpu', '--no-detect-gpus', '--no-sell', '--windows', '--time-zone']) {
+      assert.ok(!bootstrap.stdout.includes(seller), `bootstrap --help lists ${seller}`)
+    }
+  })
+
+  it('init on a new data dir names the flags it saved; on an existing one it applies them and shows what changed', async () => {
+    const fresh = await runCli(['init', '--data-dir', dir, '--region', 'us-east'])
+    assert.equal(fresh.code, 0, fresh.stderr)
+    assert.match(fresh.stdout, /config: +\S+config\.json \(written with the defaults and --region; /)
+    const file = join(dir, 'config.json')
+    const again = await runCli(['init', '--data-dir', dir, '--region', 'eu-west', '--price-floor', '1.85', '--declare-gpu', 'NVIDIA L4:23034x2'])
+    assert.equal(again.code, 0, again.stderr)
+    assert.match(again.stdout, /config: +\S+config\.json \(updated\)\n +provider\.region: "us-east" → "eu-west" \(--region\)\n +provider\.priceFloor: 2 → 1\.85 \(--price-floor\)\n +provider\.gpus: \[\] → \[\{"name":"NVIDIA L4","vramMiB":23034,"count":2\}\] \(--declare-gpu\)\n$/)
+    const saved = JSON.parse(await readFile(file, 'utf8')) as { provider: { region: string, priceFloor: number, gpus: unknown[] } }
+    assert.deepEqual([saved.provider.region, saved.provider.priceFloor, saved.provider.gpus.length], ['eu-west', 1.85, 1])
+    const same = await runCli(['init', '--data-dir', dir, '--region', 'eu-west', '--json'])
+    assert.deepEqual((JSON.parse(same.stdout) as { configChanges: unknown[] }).configChanges, [])
+    // a bad flag changes nothing
+    const before = await readFile(file, 'utf8')
+    const bad = await runCli(['init', '--data-dir', dir, '--region', 'Europe West', '--price-floor', '3'])
+    assert.equal(bad.code, 1)
+    assert.match(bad.stderr, /provider\.region: .*flag --region/)
+    assert.equal(await readFile(file, 'utf8'), before)
+    // without flags, init only shows
+    const show = await runCli(['init', '--data-dir', dir])
+    assert.match(show.stdout, /config: +\S+config\.json\n$/)
+    assert.equal(await readFile(file, 'utf8'), before)
+  })
+
   it('an unknown command is a usage error (exit 2)', async () => {
     const result = await runCli(['frobnicate'])
     assert.equal(result.code, 2)

@@ -193,6 +193,7 @@ describe('job and ledger commands against a stub of the daemon\'s API (separate 
       metrics: createMetrics(),
       log: silentLoggers.forComponent('api'),
       routes: {
+        '/v1/status': async () => ({ connections: 1 }),
         'POST /v1/jobs': async (_q, _s, body) => { submitted.push(body); return { job: (body as { label?: string }).label === 'fail' ? 'bafyfail' : 'bafyjob1' } },
         '/v1/jobs': async () => [jobAt(2)],
         '/v1/job': async (query) => {
@@ -275,8 +276,13 @@ describe('job and ledger commands against a stub of the daemon\'s API (separate 
     assert.match(list.stdout, /^ID +STATUS +TIER +PROVIDER +PRICE +PAID +LABEL\nbafyjob1 +settled +silver +12D3Ko…vider1 +1\.50 +0\.0004 +demo\n$/)
     assert.equal((await gpumesh('job', 'logs', 'bafyjob1')).stdout, 'line 1\n')
     assert.equal((await gpumesh('job', 'logs', 'bafyjob1', '--follow')).stdout, 'line 1\nline 2\n')
+    const settled = await gpumesh('job', 'cancel', 'bafyjob1')
+    assert.equal(settled.code, 1, 'a settled job: nothing to cancel')
+    assert.match(settled.stderr, /^gpumesh: job bafyjob1 is already settled: nothing to cancel\n$/)
+    polls = 0
     const cancel = await gpumesh('job', 'cancel', 'bafyjob1')
-    assert.match(cancel.stdout, /^job bafyjob1: cancelled: cancelled by the requester\n$/)
+    assert.equal(cancel.code, 0, cancel.stderr)
+    assert.match(cancel.stdout, /^job bafyjob1: cancelled by the requester\n$/)
     const ledger = await gpumesh('ledger')
     assert.match(ledger.stdout, /earned: +2\.00 cr\n +spent: +0\.0004 cr\n +balance: +1\.9996 cr/)
     assert.match(ledger.stdout, /\nbafyjob1 +requester +12D3Ko…vider1 +1\.50 +0\.0004 \(#1\) +- +1 +settled /)
