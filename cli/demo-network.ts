@@ -61,10 +61,10 @@ export function checkInterrupted (): void {
 
 export const sleep = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
 
-export function launch (name: string, dataDir: string, args: string[]): Proc {
+export function launch (name: string, dataDir: string, args: string[], env?: NodeJS.ProcessEnv): Proc {
   // own process group: a terminal's Ctrl+C reaches the demo only, which then stops each daemon once
   // (a daemon that got SIGINT from the terminal and SIGTERM from the demo would exit without cleanup)
-  const child = spawn(process.execPath, [BIN, ...args, '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+  const child = spawn(process.execPath, [BIN, ...args, '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, ...env } })
   process.once('exit', () => { if (child.exitCode === null) child.kill('SIGKILL') })
   const proc: Proc = { name, dataDir, child, lines: [], stderr: '' }
   child.stdout?.setEncoding('utf8').on('data', (d: string) => { proc.lines.push(...d.split('\n').filter((l) => l !== '')) })

@@ -14,6 +14,7 @@ import { mkdir } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import type { Command } from 'commander'
 import { ApiClient } from '../node/api/client.js'
+import { ProcessExecutor } from '../node/executors/process.js'
 import type { StatusInfo } from '../node/daemon.js'
 import type { FindResult } from '../node/discovery.js'
 import type { JobView, LedgerView } from '../node/market/views.js'
@@ -74,6 +75,22 @@ async function trade (buyer: ApiClient, root: string, market: Market): Promise<A
   return jobs
 }
 
+/**
+ * The demo's providers run the demo's own jobs, so where bubblewrap cannot run here (providers refuse buyers'
+ * process jobs by default then) the demo opts them out of the sandbox — explicitly, and it says so.
+ */
+async function demoSandbox (): Promise<NodeJS.ProcessEnv> {
+  const report = await new ProcessExecutor({ sandbox: 'bwrap' }).sandboxReport()
+  if (report.ready) {
+    say(`process jobs: ${report.detail}`)
+    return {}
+  }
+  say(`process jobs: bubblewrap cannot run here (${report.detail.replace(/^refused: /, '')})`)
+  say('  so the demo starts its providers with executors.process.sandbox = "none": they run the demo\'s own jobs')
+  say('  WITHOUT a sandbox. A provider started with `gpumesh node start` refuses buyers\' process jobs in this state.')
+  return { GPUMESH_PROCESS_SANDBOX: 'none' }
+}
+
 export async function demoCommand (command: Command): Promise<void> {
   const opts = command.opts<{ dir: string, duration?: string }>()
   const duration = opts.duration !== undefined ? Number(opts.duration) : undefined
@@ -90,12 +107,13 @@ export async function demoCommand (command: Command): Promise<void> {
   const market: Market = { names: new Names(), providers: demoProviders(started), ads: new Map() }
   try {
     say(`gpumesh demo: a local market in ${root} (separate processes over TCP on 127.0.0.1)\n`)
+    const sellerEnv = await demoSandbox()
     const boot = launch('bootstrap', join(root, 'bootstrap'), ['bootstrap', ...LOCAL])
     procs.push(boot)
     await ready(boot)
     const bootAddr = (boot.lines.find((l) => l.includes('listening:')) ?? '').split('listening:')[1]?.trim() ?? ''
     say(`bootstrap peer  ${bootAddr}`)
-    const sellers = market.providers.map((spec) => launch(spec.name, join(root, spec.name), providerArgs(spec, bootAddr)))
+    const sellers = market.providers.map((spec) => launch(spec.name, join(root, spec.name), providerArgs(spec, bootAddr), sellerEnv))
     const buyerProc = launch('buyer', join(root, 'buyer'), ['node', 'start', ...LOCAL, '--bootstrap', bootAddr, '--no-sell'])
     procs.push(...sellers, buyerProc)
     await Promise.all(procs.map(async (p) => { await ready(p) }))
