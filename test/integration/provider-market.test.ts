@@ -82,7 +82,7 @@ class Reader {
       try {
         for await (const frame of channel.frames()) {
           if (frame.type === 'log') this.log += dec.decode(frame.data)
-          else this.messages.push(openMessage(frame.bytes, ['award-response', 'job-status', 'receipt'], { now: Date.now() }))
+          else if (frame.type === 'message') this.messages.push(openMessage(frame.bytes, ['award-response', 'job-status', 'receipt'], { now: Date.now() }))
         }
       } catch {}
       this.ended = true
