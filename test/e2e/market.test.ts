@@ -176,4 +176,21 @@ describe('the market through the CLI: separate processes over TCP', function () 
     assert.equal(spent?.state, 'final')
     assert.equal(earned.cumulative, spent?.cumulative)
   })
+
+  it('a job that prints more log than the cap: it settles, and job logs prints the 8 MiB kept and says the log was cut', async () => {
+    const cap = 8 * 1024 * 1024
+    const result = await buyer.cli(['job', 'submit', '--wait', '--json', '--gpus', '1', '--max-price', '2', '--bid-window', '1s', '--max-runtime', '60s', '--outputs', 'out.txt', '--',
+      '/bin/sh', '-c', `head -c ${cap + 500_000} /dev/zero | tr '\\0' x; echo done > out.txt`], 60_000)
+    assert.equal(result.code, 0, result.stderr)
+    const view = JSON.parse(result.stdout) as JobView
+    const events = view.events.map((e) => `${e.type}: ${e.text}`).join('\n')
+    assert.equal(view.status, 'settled', events)
+    assert.equal(view.award?.attempt, 1, events)
+    assert.ok(!view.events.some((e) => e.type === 'failure' || e.type === 'stream-failed'), events)
+    const logs = await buyer.cli(['job', 'logs', view.id])
+    assert.equal(logs.code, 0, logs.stderr)
+    assert.equal(logs.stdout.length, cap)
+    assert.match(logs.stdout, /^x+$/)
+    assert.match(logs.stderr, new RegExp(`gpumesh: the log was cut at ${cap} bytes: this node keeps at most ${cap} bytes of log per job`))
+  })
 })
