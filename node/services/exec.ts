@@ -150,8 +150,11 @@ export class ExecChannel {
         frame = decodeExecFrame((await this.lp.read()).subarray())
       } catch (err) {
         // the remote closed its write side (at a frame boundary, or inside a frame: the market
-        // treats a missing message the same either way)
-        if ((err as Error).name === 'UnexpectedEOFError') return
+        // treats a missing message the same either way); lpStream reads a reset as an end too
+        if ((err as Error).name === 'UnexpectedEOFError') {
+          if (this.stream.status === 'reset' && !this.abortedHere) throw this.fail(new ExecStreamError('RESET', 'the peer reset the exec stream'))
+          return
+        }
         throw this.fail(this.classify(err as Error))
       }
       yield frame

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
+import { mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
 import { lpStream } from '@libp2p/utils'
 import { PROTOCOLS, openMessage } from '../../protocol/index.js'
 import type { Daemon } from '../../node/daemon.js'
@@ -128,6 +130,42 @@ describe('exec streams: any amount of log, and peers that overfill or break them
     } finally {
       provider.node.services.exec.onChannel = honest
     }
+  })
+
+  it('a winning provider that resets the stream mid-job: the attempt fails at once, blaming it, not at the lease', async () => {
+    const honest = provider.node.services.exec.onChannel
+    provider.node.services.exec.onChannel = (channel: ExecChannel) => {
+      void (async () => {
+        const first = await channel.frames().next()
+        assert.ok(first.done !== true && first.value.type === 'message')
+        const award = openMessage(first.value.bytes, 'award', { now: Date.now() })
+        const ref = { job: award.payload.job, award: award.cid }
+        await channel.sendMessage(sealAwardResponse(provider.identity, ref, 'accept', undefined, Date.now()).bytes)
+        await channel.sendMessage(sealStatus(provider.identity, ref, 1, 'running', 0, undefined, Date.now()).bytes)
+        await new Promise((resolve) => setTimeout(resolve, 200))
+        channel.abort(new Error('gone'))
+      })()
+    }
+    try {
+      const id = await submit({ command: ['/bin/true'] })
+      const view = await until(id, (v) => v.events.some((e) => e.type === 'failure'), 15_000)
+      const events = view.events.map((e) => `${e.type}: ${e.text}`).join('\n')
+      assert.ok(view.events.some((e) => e.type === 'failure' && /no-heartbeat: exec stream: the peer reset the exec stream/.test(e.text)), events)
+      await requester.market!.requester.cancel(id)
+    } finally {
+      provider.node.services.exec.onChannel = honest
+    }
+  })
+
+  it('a log this node cannot write ends the job with the reason, blaming nobody', async () => {
+    const id = await submit({ command: ['/bin/sh', '-c', 'echo some log; sleep 1; echo done > out.txt'] })
+    // the job's log file cannot be created: a directory stands in its place
+    await mkdir(join(requester.options.dataDir, 'jobs', id, 'log'), { recursive: true })
+    const view = await until(id, (v) => FINAL.has(v.status), 20_000)
+    const events = view.events.map((e) => `${e.type}: ${e.text}`).join('\n')
+    assert.equal(view.status, 'failed', events)
+    assert.match(view.reason ?? '', /^exec stream \(this node\): cannot write the job's log: EISDIR/)
+    assert.ok(!view.events.some((e) => e.type === 'failure' || e.type === 're-auction'), events)
   })
 
   it('exec streams that open with a bad length prefix or bytes no node sends are aborted at once and counted', async () => {
