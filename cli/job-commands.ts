@@ -325,7 +325,8 @@ export async function jobLogsCommand (id: string, command: Command): Promise<voi
     text += view.text
     if (json !== true) process.stdout.write(view.text)
   }
-  if (json === true) out(toJson({ ...view, text }))
+  if (json === true) return out(toJson({ ...view, text }))
+  if (view.cut !== undefined) process.stderr.write(`gpumesh: the log was cut at ${view.next} bytes: ${view.cut}\n`)
 }
 
 export async function jobResultCommand (id: string, command: Command): Promise<void> {

@@ -134,6 +134,7 @@ export class Daemon {
         bootstrapPeers: options.bootstrapPeers,
         ...(datastore !== undefined ? { datastore } : {}),
         metrics,
+        log: options.loggers.forComponent('gossip'),
         now: options.now,
         ...options.libp2p
       })

@@ -19,6 +19,8 @@ import type { Datastore } from 'interface-datastore'
 import { createLibp2p, type Libp2p } from 'libp2p'
 import { PROTOCOLS } from '../protocol/index.js'
 import type { Config } from './config/schema.js'
+import { GOSSIP_MAX_RPC_BYTES, countDroppedRpcs } from './gossip-limits.js'
+import { silentLoggers, type Logger } from './logger.js'
 import type { NodeMetrics } from './metrics.js'
 import { blobService, type BlobService } from './services/blob.js'
 import { capabilityService, type CapabilityService } from './services/capability.js'
@@ -50,6 +52,8 @@ export interface BuildOptions {
   bootstrapPeers: string[]
   datastore?: Datastore
   metrics?: NodeMetrics
+  /** Where gossipsub's refused RPCs are logged (gossip-limits.ts); silent without. */
+  log?: Logger
   logger?: ComponentLogger
   now?: () => number
   /** In-process tests: memory transport, plaintext encryption, peers dialled directly. */
@@ -81,6 +85,8 @@ export async function buildLibp2p (options: BuildOptions): Promise<GpumeshLibp2p
     }),
     pubsub: gossipsub({
       allowPublishToZeroTopicPeers: true,
+      // RPCs are read whole before validation: refuse (and count) any over what gpumesh can send
+      maxInboundDataLength: GOSSIP_MAX_RPC_BYTES,
       // bootstrap peers hand pruned peers to others, so late joiners still find a mesh
       doPX: role === 'bootstrap',
       ...(config.gossip.allowColocation ? { scoreParams: { IPColocationFactorWeight: 0 } } : {})
@@ -88,7 +94,7 @@ export async function buildLibp2p (options: BuildOptions): Promise<GpumeshLibp2p
     capability: capabilityService({ metrics: options.metrics, now: options.now }),
     // the daemon sets services.blob.store once its blob store is open
     blob: blobService({ metrics: options.metrics }),
-    exec: execService()
+    exec: execService({ metrics: options.metrics })
   }
   if (role === 'bootstrap') services.relay = circuitRelayServer()
 
@@ -110,5 +116,7 @@ export async function buildLibp2p (options: BuildOptions): Promise<GpumeshLibp2p
     ...(options.logger !== undefined ? { logger: options.logger } : {}),
     services: services as any
   })
-  return node as unknown as GpumeshLibp2p
+  const built = node as unknown as GpumeshLibp2p
+  countDroppedRpcs(built.services.pubsub, options.metrics, options.log ?? silentLoggers.forComponent('gossip'))
+  return built
 }

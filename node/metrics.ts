@@ -18,6 +18,10 @@ export interface NodeMetrics {
   readonly blobFetched: Counter<'result'>
   /** Blob content bytes moved, by direction (in = fetched, out = served). */
   readonly blobBytes: Counter<'direction'>
+  /** Exec streams that failed, by ExecStreamError code (BAD_FRAME, LOG_CREDIT, RESET, GONE, READ_LIMIT, LOCAL). */
+  readonly execStreamErrors: Counter<'code'>
+  /** Gossipsub inbound RPC streams dropped below the message validator, by reason (e.g. rpc-too-large). */
+  readonly gossipRpcDropped: Counter<'reason'>
   readonly provides: Counter<'result'>
   readonly provideSeconds: Histogram
   readonly findProvidersSeconds: Histogram
@@ -39,6 +43,8 @@ export function createMetrics (options: { processMetrics?: boolean } = {}): Node
     blobServed: new Counter({ name: 'gpumesh_blob_served_total', help: 'Blob requests served, by result', labelNames: ['result'], registers }),
     blobFetched: new Counter({ name: 'gpumesh_blob_fetched_total', help: 'Blobs fetched from peers, by result', labelNames: ['result'], registers }),
     blobBytes: new Counter({ name: 'gpumesh_blob_bytes_total', help: 'Blob content bytes moved, by direction', labelNames: ['direction'], registers }),
+    execStreamErrors: new Counter({ name: 'gpumesh_exec_stream_errors_total', help: 'Exec streams that failed, by code', labelNames: ['code'], registers }),
+    gossipRpcDropped: new Counter({ name: 'gpumesh_gossip_rpc_dropped_total', help: 'Gossipsub inbound RPC streams dropped before validation, by reason', labelNames: ['reason'], registers }),
     provides: new Counter({ name: 'gpumesh_dht_provides_total', help: 'Capability keys provided on the DHT, by result', labelNames: ['result'], registers }),
     provideSeconds: new Histogram({ name: 'gpumesh_dht_provide_seconds', help: 'Time to provide one capability key', buckets: seconds, registers }),
     findProvidersSeconds: new Histogram({ name: 'gpumesh_dht_find_providers_seconds', help: 'Time to answer one providers query', buckets: seconds, registers }),

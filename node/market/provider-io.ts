@@ -115,6 +115,21 @@ export class LogBuffer {
     return { offset, data: kept }
   }
 
+  /** A copy of the bytes kept from `from` to `to` (clamped to what is kept). */
+  slice (from: number, to: number): Uint8Array {
+    const end = Math.min(to, this.length)
+    const out = new Uint8Array(Math.max(0, end - from))
+    let at = 0
+    for (const chunk of this.chunks) {
+      const lo = Math.max(from, at)
+      const hi = Math.min(end, at + chunk.byteLength)
+      if (lo < hi) out.set(chunk.subarray(lo - at, hi - at), lo - from)
+      at += chunk.byteLength
+      if (at >= end) break
+    }
+    return out
+  }
+
   bytes (): Uint8Array {
     const out = new Uint8Array(this.length)
     let at = 0

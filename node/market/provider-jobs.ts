@@ -251,12 +251,31 @@ export class ProviderJobs {
     this.feed(offer, { type: 'finished', exitCode: -1, gpuSeconds: 0 })
   }
 
-  /** Keep a log chunk and stream it to the requester in frames of at most MAX_LOG_CHUNK bytes. */
+  /** Keep a log chunk (up to the stored-log cap) and stream what the requester's credit allows. */
   private onLog (offer: Offer, data: Uint8Array): void {
-    const kept = offer.log.append(data)
-    if (kept === undefined) return
-    for (let at = 0; at < kept.data.byteLength; at += MAX_LOG_CHUNK) {
-      this.send(offer, { type: 'log', offset: kept.offset + at, data: kept.data.subarray(at, at + MAX_LOG_CHUNK) })
+    if (offer.log.append(data) === undefined) return
+    this.pumpLog(offer)
+  }
+
+  /** The requester took in more of the log: it may have more (credits never go down). */
+  onLogCredit (offer: Offer, upTo: number): void {
+    if (upTo <= offer.logCredit) return
+    offer.logCredit = upTo
+    this.pumpLog(offer)
+  }
+
+  /**
+   * Send the kept log from where the stream is up to the credit, in frames of at most MAX_LOG_CHUNK
+   * bytes. What waits for credit stays in the stored log (the receipt's `logs` blob has all of it),
+   * so a job may print any amount and heartbeats and the receipt never queue behind it.
+   */
+  private pumpLog (offer: Offer): void {
+    if (offer.channel === undefined) return
+    const end = Math.min(offer.logCredit, offer.log.size)
+    while (offer.logSent < end) {
+      const to = Math.min(end, offer.logSent + MAX_LOG_CHUNK)
+      this.send(offer, { type: 'log', offset: offer.logSent, data: offer.log.slice(offer.logSent, to) })
+      offer.logSent = to
     }
   }
 

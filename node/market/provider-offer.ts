@@ -15,7 +15,7 @@ import type { Executor } from '../executors/types.js'
 import type { GpumeshLibp2p } from '../libp2p.js'
 import type { Logger } from '../logger.js'
 import type { NodeMetrics } from '../metrics.js'
-import type { ExecChannel } from '../services/exec.js'
+import { LOG_WINDOW, type ExecChannel } from '../services/exec.js'
 import type { MarketGossip } from './gossip.js'
 import { LogBuffer, type JobInput, type StoredResult } from './provider-io.js'
 import type { MarketStore } from './store.js'
@@ -69,6 +69,9 @@ export interface Offer {
   inputs?: JobInput[]
   result?: StoredResult
   log: LogBuffer
+  /** Log bytes sent on the stream so far, and the requester's credit (send below it only). */
+  logSent: number
+  logCredit: number
   /** Last job-status seq sent, the state it carried, and a note for the next final status. */
   statusSeq: number
   lastState?: JobState
@@ -94,6 +97,8 @@ export function newOffer (request: OpenedMessage<'job-request'>, round: number, 
     envelopes: {},
     displaces: [],
     log: new LogBuffer(),
+    logSent: 0,
+    logCredit: LOG_WINDOW,
     statusSeq: 0,
     payment: { seq: 0, cumulative: 0, gpuSeconds: 0 },
     finalized: false

@@ -151,7 +151,10 @@ export class ProviderMarket {
     const frames = channel.frames()
     let timer: NodeJS.Timeout | undefined
     const timeout = new Promise<'timeout'>((resolve) => { timer = setTimeout(() => { resolve('timeout') }, AWARD_WAIT_MS); timer.unref() })
-    const first = await Promise.race([frames.next(), timeout]).catch(() => undefined).finally(() => { clearTimeout(timer) })
+    // a bad first frame has the channel abort the stream (with its reason, counted) before it throws
+    const first = await Promise.race([frames.next(), timeout]).catch((err: unknown) => {
+      this.log.warn('exec stream refused', { peer: channel.remotePeer, error: err })
+    }).finally(() => { clearTimeout(timer) })
     if (first === 'timeout') return this.refuse(channel, 'NO_AWARD', `no award within ${AWARD_WAIT_MS} ms`)
     if (first === undefined || first.done === true) return
     if (first.value.type !== 'message') return this.refuse(channel, 'NO_AWARD', 'the first frame must be an award')
@@ -209,6 +212,7 @@ export class ProviderMarket {
   /** One frame after the award: payments and cancels count; anything else is dropped with a warning. */
   private onFrame (offer: Offer, frame: ExecFrame): void {
     if (frame.type === 'log') return this.log.debug('log frame from the requester ignored', { job: idOf(offer) })
+    if (frame.type === 'credit') return this.jobs.onLogCredit(offer, frame.upTo)
     if (offer.finalized) return
     let message: OpenedMessage<'payment' | 'job-cancel'>
     try {

@@ -21,6 +21,8 @@ export interface JobRecord {
   explanation?: NoBidsExplanation
   events: JobEvent[]
   logBytes: number
+  /** Set (with why) once some of the job's log was not kept. */
+  logCut?: string
 }
 
 export function jobView (record: JobRecord, job: JobRequest, state: RequesterJob): JobView {
@@ -40,6 +42,8 @@ export function jobView (record: JobRecord, job: JobRequest, state: RequesterJob
     ...(record.award !== undefined ? { award: record.award } : {}),
     ...(record.receipt !== undefined ? { receipt: record.receipt } : {}),
     paid: record.paid,
+    logBytes: record.logBytes,
+    ...(record.logCut !== undefined ? { logCut: record.logCut } : {}),
     ...(record.explanation !== undefined ? { explanation: record.explanation } : {}),
     events: timelineOf(record.events)
   }

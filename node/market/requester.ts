@@ -18,12 +18,14 @@ import {
   type RequesterEvent, type RequesterJob, type SealedMessage
 } from '../../protocol/index.js'
 import type { BlobStore } from '../blobs/store.js'
+import { BlobFetchError } from '../services/blob.js'
 import type { GpumeshLibp2p } from '../libp2p.js'
 import type { Logger } from '../logger.js'
 import type { NodeMetrics } from '../metrics.js'
-import type { ExecChannel } from '../services/exec.js'
+import { LOG_WINDOW, ExecStreamError, type ExecChannel } from '../services/exec.js'
 import type { MarketGossip } from './gossip.js'
 import { checkManifest, type OutputManifest } from './manifest.js'
+import { MAX_LOG_BYTES } from './provider-io.js'
 import { Reputation } from './reputation.js'
 import type { MarketStore } from './store.js'
 import { jobView, type JobRecord } from './requester-views.js'
@@ -31,6 +33,8 @@ import type { JobView, LogsView, ResultView } from './views.js'
 
 /** Most bytes of outputs fetched for one job, all files together. */
 export const MAX_OUTPUT_BYTES = 256 * 1024 * 1024
+/** Most bytes of log kept for one job, all attempts together (the provider's own cap); the rest is cut. */
+export const MAX_JOB_LOG_BYTES = MAX_LOG_BYTES
 const MAX_MANIFEST_BYTES = 1024 * 1024
 const MAX_EVENTS = 200
 const HOUR_MS = 3_600_000
@@ -62,8 +66,18 @@ interface Attempt {
   channel?: ExecChannel
   evidence: Partial<Record<EvidenceRef, Uint8Array>>
   paySeq: number
-  /** Bytes of this attempt's log received so far. */
+  /**
+   * This attempt's log (offsets are the provider's): bytes taken in from the stream (or the log blob)
+   * so far, bytes of those written out, and the credit given (counted from what is written, so the
+   * writes waiting never exceed one window).
+   */
+  logReceived: number
   logBytes: number
+  logCredit: number
+  /** Every credit given (the first is implicit): where a stream that stopped may have been waiting. */
+  grants: Set<number>
+  /** Log bytes received when the receipt came (all the frames sent before it). */
+  logAtReceipt?: number
 }
 
 interface ActiveJob {
@@ -79,6 +93,8 @@ interface ActiveJob {
   timers: Map<number, NodeJS.Timeout>
   /** Events are applied one at a time, in order. */
   queue: Promise<void>
+  /** Writes to the job's log file, one at a time. */
+  logQueue: Promise<void>
   /** The record write in flight (writes never hold up the queue), and whether another is due after it. */
   saving?: Promise<void>
   dirty: boolean
@@ -87,6 +103,7 @@ interface ActiveJob {
 export class RequesterMarket {
   private readonly jobs = new Map<string, ActiveJob>()
   private readonly reputation = new Reputation()
+  private stopping = false
 
   constructor (private readonly options: RequesterOptions) {}
 
@@ -112,7 +129,7 @@ export class RequesterMarket {
         this.options.log.warn('a stored job request does not open; skipped', { job: record.id, error: err })
         continue
       }
-      const active: ActiveJob = { record, request, state: record.state, bids: new Map(), attempts: new Map(), timers: new Map(), queue: Promise.resolve(), dirty: false }
+      const active: ActiveJob = { record, request, state: record.state, bids: new Map(), attempts: new Map(), timers: new Map(), queue: Promise.resolve(), logQueue: Promise.resolve(), dirty: false }
       this.jobs.set(record.id, active)
       loaded++
       if (isRequesterFinal(record.state.status)) continue
@@ -137,7 +154,7 @@ export class RequesterMarket {
     const record: JobRecord = {
       id, request: id, submittedAt: now, updatedAt: now, bids: [], paid: 0, events: [], logBytes: 0, state: transition.state
     }
-    const active: ActiveJob = { record, request, state: transition.state, bids: new Map(), attempts: new Map(), timers: new Map(), queue: Promise.resolve(), dirty: false }
+    const active: ActiveJob = { record, request, state: transition.state, bids: new Map(), attempts: new Map(), timers: new Map(), queue: Promise.resolve(), logQueue: Promise.resolve(), dirty: false }
     this.jobs.set(id, active)
     await this.options.store.putEnvelope(id, request.bytes)
     await mkdir(this.jobDir(id), { recursive: true, mode: 0o700 })
@@ -185,7 +202,12 @@ export class RequesterMarket {
     if (active === undefined) return undefined
     const bytes = await readFile(join(this.jobDir(id), 'log')).catch(() => new Uint8Array(0))
     const start = Math.min(Math.max(0, from), bytes.byteLength)
-    return { text: new TextDecoder().decode(bytes.subarray(start)), next: bytes.byteLength, done: isRequesterFinal(active.state.status) }
+    return {
+      text: new TextDecoder().decode(bytes.subarray(start)),
+      next: bytes.byteLength,
+      done: isRequesterFinal(active.state.status),
+      ...(active.record.logCut !== undefined ? { cut: active.record.logCut } : {})
+    }
   }
 
   result (id: string): ResultView | undefined {
@@ -202,6 +224,7 @@ export class RequesterMarket {
 
   /** Stop timers and streams, and wait for the last record writes. */
   async stop (): Promise<void> {
+    this.stopping = true
     for (const active of this.jobs.values()) {
       for (const timer of active.timers.values()) clearTimeout(timer)
       for (const attempt of active.attempts.values()) attempt.channel?.abort(new Error('the requester is shutting down'))
@@ -383,7 +406,7 @@ export class RequesterMarket {
     const award = sealMessage(this.options.signer, 'award', {
       v: 1, issuedAt: now, expiresAt: now + HOUR_MS, ...decided.award, attempt: effect.attempt, leaseMs: effect.leaseMs, billingIntervalSec: effect.billingIntervalSec
     })
-    const attempt: Attempt = { award, provider: effect.provider, price: effect.price, evidence: { award: award.bytes }, paySeq: 0, logBytes: 0 }
+    const attempt: Attempt = { award, provider: effect.provider, price: effect.price, evidence: { award: award.bytes }, paySeq: 0, logReceived: 0, logBytes: 0, logCredit: LOG_WINDOW, grants: new Set([LOG_WINDOW]) }
     active.attempts.set(effect.attempt, attempt)
     await this.options.store.putEnvelope(award.cid.toString(), award.bytes)
     const runnerUp = decided.ranking[1]
@@ -420,14 +443,36 @@ export class RequesterMarket {
       this.event(active, 'unreachable', `cannot reach ${short(attempt.provider)}: ${(err as Error).message}`, attempt.provider)
       return
     }
+    let failure: ExecStreamError | undefined
     try {
       for await (const frame of channel.frames()) {
-        if (frame.type === 'log') await this.onLog(active, attempt, frame.offset, frame.data)
-        else this.onProviderMessage(active, attempt, frame.bytes)
+        if (frame.type === 'log') this.onLog(active, attempt, frame.offset, frame.data)
+        else if (frame.type === 'message') this.onProviderMessage(active, attempt, frame.bytes)
       }
     } catch (err) {
-      this.options.log.debug('exec stream ended with an error', { job: active.record.id, error: (err as Error).message })
+      // the channel aborts the stream on its own failures; onLog's (credit, disk) are aborted here
+      failure = channel.fail(err instanceof ExecStreamError ? err : new ExecStreamError('LOCAL', (err as Error).message))
     }
+    this.streamEnded(active, attempt, failure)
+  }
+
+  /**
+   * The exec stream ended. Before the receipt nothing more can come on it (no heartbeat, no
+   * receipt): the attempt ends now, with the real reason, instead of at the lease — blaming the
+   * provider only for what it did (remote), never for this node's own limits (local).
+   */
+  private streamEnded (active: ActiveJob, attempt: Attempt, failure: ExecStreamError | undefined): void {
+    // checked in the job's queue, after whatever the stream brought before it ended (a decline, a
+    // preemption notice) has been applied
+    void this.enqueue(active, async () => {
+      if (this.stopping || attempt.evidence.receipt !== undefined || active.attempts.get(active.state.attempt) !== attempt) return
+      if (active.state.status !== 'awarded' && active.state.status !== 'running') return
+      const fault = failure?.fault ?? 'remote'
+      const detail = failure?.message ?? 'the provider closed the exec stream before its receipt'
+      this.options.log.warn('exec stream failed', { job: active.record.id, fault, code: failure?.code ?? 'CLOSED', error: detail })
+      this.event(active, 'stream-failed', `exec stream failed (${fault === 'local' ? 'this node' : 'the provider'}): ${detail}`, attempt.provider)
+      await this.apply(active, { type: 'stream-failed', now: this.options.now(), provider: attempt.provider, fault, detail })
+    })
   }
 
   private onProviderMessage (active: ActiveJob, attempt: Attempt, bytes: Uint8Array): void {
@@ -466,15 +511,90 @@ export class RequesterMarket {
       this.feed(active, { type: 'heartbeat', now, provider, seq: s.seq, state: s.state, gpuSeconds: s.gpuSeconds })
     } else {
       attempt.evidence.receipt = bytes
+      attempt.logAtReceipt = attempt.logReceived
       void this.onReceipt(active, attempt, message as OpenedMessage<'receipt'>)
     }
   }
 
-  private async onLog (active: ActiveJob, attempt: Attempt, offset: number, data: Uint8Array): Promise<void> {
-    if (offset !== attempt.logBytes) return // a gap or a repeat: the receipt's log blob is authoritative
-    attempt.logBytes += data.byteLength
-    active.record.logBytes += data.byteLength
-    await appendFile(join(this.jobDir(active.record.id), 'log'), data)
+  /**
+   * A log frame: it must stay within the credit given (else the provider broke the pacing: a remote
+   * fault); taken in order and written out behind the stream (so reading never waits for the disk),
+   * up to the job's log cap; each write done gives more credit, while the cap leaves room.
+   */
+  private onLog (active: ActiveJob, attempt: Attempt, offset: number, data: Uint8Array): void {
+    const end = offset + data.byteLength
+    if (end > attempt.logCredit) {
+      this.cutLog(active, `the provider sent log past the credit given (${end} > ${attempt.logCredit} bytes)`)
+      throw new ExecStreamError('LOG_CREDIT', `log up to byte ${end}, past the credit of ${attempt.logCredit}`)
+    }
+    if (offset !== attempt.logReceived) return // a gap or a repeat: the receipt's log blob is authoritative
+    attempt.logReceived = end
+    this.writeLog(active, attempt, async () => {
+      attempt.logBytes = end
+      await this.keepLog(active, data)
+      const upTo = attempt.logBytes + Math.min(LOG_WINDOW, MAX_JOB_LOG_BYTES - active.record.logBytes)
+      if (upTo - attempt.logCredit >= LOG_WINDOW / 4) {
+        attempt.logCredit = upTo
+        attempt.grants.add(upTo)
+        attempt.channel?.send({ type: 'credit', upTo }).catch(() => {})
+      }
+    })
+  }
+
+  /** Append to the job's log file what fits under MAX_JOB_LOG_BYTES; say so when some is cut. Call inside writeLog. */
+  private async keepLog (active: ActiveJob, data: Uint8Array): Promise<void> {
+    const room = MAX_JOB_LOG_BYTES - active.record.logBytes
+    const kept = data.subarray(0, Math.max(0, room))
+    if (kept.byteLength > 0) {
+      try {
+        await appendFile(join(this.jobDir(active.record.id), 'log'), kept, { mode: 0o600 })
+      } catch (err) {
+        throw new ExecStreamError('LOCAL', `cannot write the job's log: ${(err as Error).message}`)
+      }
+      active.record.logBytes += kept.byteLength
+    }
+    if (active.record.logBytes >= MAX_JOB_LOG_BYTES) this.cutLog(active, `this node keeps at most ${MAX_JOB_LOG_BYTES} bytes of log per job`)
+  }
+
+  private cutLog (active: ActiveJob, why: string): void {
+    if (active.record.logCut !== undefined) return
+    active.record.logCut = why
+    this.event(active, 'log-cut', `log cut at ${active.record.logBytes} bytes: ${why}`)
+  }
+
+  /** Queue a write to the job's log; one that fails ends the stream as this node's fault (LOCAL). */
+  private writeLog (active: ActiveJob, attempt: Attempt, work: () => Promise<void>): void {
+    active.logQueue = active.logQueue.then(work).catch((err: unknown) => {
+      const failure = err instanceof ExecStreamError ? err : new ExecStreamError('LOCAL', (err as Error).message)
+      this.options.log.warn('the job log could not be written', { job: active.record.id, error: failure.message })
+      attempt.channel?.fail(failure)
+    })
+  }
+
+  /**
+   * The receipt's log blob (hash-checked) is the whole log: append what the stream had not brought
+   * yet (log frames wait for credit, so a job that prints fast and ends leaves a tail behind).
+   */
+  private async completeLog (active: ActiveJob, attempt: Attempt, logs: CID | undefined): Promise<void> {
+    // every log frame sent before the receipt has arrived before it: a tail can only be missing when
+    // the stream stopped exactly at a credit this node gave (the provider waiting for more)
+    if (logs === undefined || active.record.logCut !== undefined || !attempt.grants.has(attempt.logAtReceipt ?? -1)) return
+    let bytes: Uint8Array
+    try {
+      bytes = await this.options.node.services.blob.fetch(peerIdFromString(attempt.provider), logs, { maxBytes: MAX_LOG_BYTES })
+    } catch (err) {
+      if (err instanceof BlobFetchError && err.code === 'TOO_LARGE') this.cutLog(active, `the provider's log is over ${MAX_LOG_BYTES} bytes`)
+      else this.options.log.warn('the log blob could not be fetched', { job: active.record.id, error: err })
+      return
+    }
+    if (bytes.byteLength <= attempt.logReceived) return
+    const tail = bytes.subarray(attempt.logReceived)
+    attempt.logReceived = bytes.byteLength
+    this.writeLog(active, attempt, async () => {
+      attempt.logBytes = bytes.byteLength
+      await this.keepLog(active, tail)
+    })
+    await active.logQueue
   }
 
   /** Fetch the outputs the receipt names and recompute every CID; then tell the lifecycle. */
@@ -491,7 +611,10 @@ export class RequesterMarket {
         outputsValid = false
         detail = (err as Error).message
       }
+      await this.completeLog(active, attempt, r.logs)
     }
+    const produced = new Set((active.record.outputs ?? []).map((o) => o.path))
+    const missingOutputs = outputsValid ? [...new Set(active.request.payload.workload.outputs)].filter((p) => !produced.has(p)) : []
     active.record.receipt = {
       cid: receipt.cid.toString(),
       provider: attempt.provider,
@@ -504,9 +627,18 @@ export class RequesterMarket {
     }
     this.reputation.record(attempt.provider, outputsValid && r.exitCode !== -1)
     this.event(active, 'receipt', outputsValid
-      ? `receipt: exit ${r.exitCode}, ${r.gpuSeconds} GPU-s, ${active.record.outputs?.length ?? 0} output(s) verified`
+      ? `receipt: exit ${r.exitCode}, ${r.gpuSeconds} GPU-s, ${active.record.outputs?.length ?? 0} output(s) verified` +
+        (missingOutputs.length > 0 ? `; not written by the job: ${missingOutputs.join(', ')}` : '')
       : `receipt rejected: ${detail}`, attempt.provider)
-    this.feed(active, { type: 'receipt-received', now: Math.max(now, this.options.now()), provider: attempt.provider, exitCode: r.exitCode, gpuSeconds: r.gpuSeconds, outputsValid })
+    this.feed(active, {
+      type: 'receipt-received',
+      now: Math.max(now, this.options.now()),
+      provider: attempt.provider,
+      exitCode: r.exitCode,
+      gpuSeconds: r.gpuSeconds,
+      outputsValid,
+      ...(missingOutputs.length > 0 ? { missingOutputs } : {})
+    })
   }
 
   private async fetchOutputs (active: ActiveJob, attempt: Attempt, manifestCid: CID): Promise<ResultView['outputs']> {

@@ -87,6 +87,9 @@ export interface JobView {
   receipt?: ReceiptView
   /** Cumulative micros committed to providers for this job, all attempts together. */
   paid: number
+  /** Bytes of log kept for the job (`job logs`), and, when some was not kept, why (the log was cut there). */
+  logBytes?: number
+  logCut?: string
   /** When the last round closed without an acceptable bid: why (protocol/market/explain.ts). */
   explanation?: unknown
   events: JobEvent[]
@@ -100,6 +103,8 @@ export interface LogsView {
   next: number
   /** True when the job is final and no more logs will come. */
   done: boolean
+  /** Set (with why) when the log was cut: what came after was not kept. */
+  cut?: string
 }
 
 /** `/v1/job/result?id=`. */

@@ -27,6 +27,7 @@ import { PROTOCOLS } from '../../protocol/index.js'
 import { deadline } from '../abort.js'
 import { BlobError, type BlobStore, type StoredBlob } from '../blobs/store.js'
 import type { NodeMetrics } from '../metrics.js'
+import { frameLimits, isFrameLengthError } from './frame-limits.js'
 
 export const BLOB_TIMEOUT_MS = 30_000
 export const BLOB_CHUNK_BYTES = 64 * 1024
@@ -83,31 +84,6 @@ interface Progress {
 }
 
 const EOF = 'UnexpectedEOFError'
-const FRAME_ERRORS = new Set(['BadFrameLengthError', 'InvalidDataLengthError', 'InvalidDataLengthLengthError', 'InvalidMessageLengthError'])
-
-class BadFrameLengthError extends Error {
-  override readonly name = 'BadFrameLengthError'
-}
-
-/**
- * Options for lpStream that refuse a frame over `maxDataLength` as soon as its length prefix is too
- * long. lpStream's own length-of-length check is skipped while the varint is incomplete, so a peer
- * sending 0xff bytes would otherwise be read until the deadline. Non-minimal prefixes are refused too.
- */
-function frameLimits (maxDataLength: number): { maxDataLength: number, lengthDecoder: (data: { subarray: () => Uint8Array }) => number } {
-  const maxPrefix = encodeVarint(maxDataLength).byteLength
-  return {
-    maxDataLength,
-    lengthDecoder: (data) => {
-      const bytes = data.subarray()
-      const decoded = decodeVarint(bytes, 0)
-      if (decoded !== undefined) return decoded[0]
-      const complete = ((bytes[bytes.byteLength - 1] ?? 0) & 0x80) === 0
-      if (complete || bytes.byteLength >= maxPrefix) throw new BadFrameLengthError(`bad frame length prefix (frames are at most ${maxDataLength} bytes)`)
-      throw new RangeError('incomplete varint') // lpStream reads another byte
-    }
-  }
-}
 
 function fetchable (cid: CID): boolean {
   return cid.version === 1 && cid.multihash.code === SHA2_256
@@ -280,7 +256,7 @@ export class BlobService implements Startable {
     if (!progress.opened) return fail('UNREACHABLE', `cannot open a stream: ${message}`)
     if (progress.reset === true) return fail('UNREACHABLE', `the peer reset the stream ${got}`)
     if ((err as Error).name === EOF) return fail('BAD_RESPONSE', `the peer closed the stream ${got}`)
-    if (FRAME_ERRORS.has((err as Error).name)) return fail('BAD_RESPONSE', `frame over ${BLOB_CHUNK_BYTES} bytes (${got})`)
+    if (isFrameLengthError(err)) return fail('BAD_RESPONSE', `frame over ${BLOB_CHUNK_BYTES} bytes (${got})`)
     return fail('UNREACHABLE', `the peer went away ${got}: ${message}`)
   }
 }

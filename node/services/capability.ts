@@ -13,6 +13,7 @@ import { lpStream } from '@libp2p/utils'
 import { deadline } from '../abort.js'
 import { KINDS, MessageRejectedError, PROTOCOLS, RejectReason, openMessage, type OpenedMessage } from '../../protocol/index.js'
 import type { NodeMetrics } from '../metrics.js'
+import { frameLimits, isFrameLengthError } from './frame-limits.js'
 
 export const CAPABILITY_TIMEOUT_MS = 5_000
 export const CAPABILITY_MAX_INBOUND_STREAMS = 8
@@ -85,9 +86,9 @@ export class CapabilityService implements Startable {
     const onTimeout = (): void => { stream.abort(new Error('capability request timed out')) }
     signal.addEventListener('abort', onTimeout, { once: true })
     try {
-      const lp = lpStream(stream, { maxDataLength: 0 })
+      // the request is one empty frame: a longer one, or a prefix of more than one byte, fails at once
+      const lp = lpStream(stream, frameLimits(0))
       try {
-        // the request is one empty frame; a longer one fails here (maxDataLength 0)
         await lp.read({ signal })
       } catch (err) {
         count('bad-request')
@@ -118,14 +119,18 @@ export class CapabilityService implements Startable {
     let stream: Stream | undefined
     try {
       stream = await this.components.connectionManager.openStream(peer, PROTOCOLS.capability, { signal })
-      const lp = lpStream(stream, { maxDataLength: MAX_AD_BYTES })
+      const lp = lpStream(stream, frameLimits(MAX_AD_BYTES))
       await lp.write(new Uint8Array(0), { signal })
       bytes = (await lp.read({ signal })).subarray()
       await stream.close({ signal }).catch(() => {})
     } catch (err) {
       // a cancelled read leaves the stream open: free it (and stop an oversized ad arriving)
       stream?.abort(err as Error)
-      if ((err as Error).name === 'InvalidDataLengthError') {
+      if (isFrameLengthError(err) && (err as Error).name !== 'InvalidDataLengthError') {
+        count('rejected')
+        throw new CapabilityFetchError('BAD_RESPONSE', id, `bad length prefix: ${(err as Error).message}`)
+      }
+      if (isFrameLengthError(err)) {
         count('rejected')
         this.init.metrics?.messagesRejected.inc({ kind: 'capability-ad', reason: RejectReason.TOO_LARGE })
         throw new CapabilityFetchError('BAD_RESPONSE', id, `ad larger than ${MAX_AD_BYTES} bytes`, RejectReason.TOO_LARGE)

@@ -10,8 +10,13 @@
  *   0x02 ‖ uvarint offset ‖ bytes    provider → requester: the job's combined stdout/stderr from
  *                                    `offset`, at most MAX_LOG_CHUNK bytes; unsigned (the receipt's
  *                                    `logs` blob CID authenticates the whole log afterwards)
- * Any other tag, an empty frame or an oversized one ends the stream. Either side may close its write
- * side when it has nothing more to say; the stream ends when both have.
+ *   0x03 ‖ uvarint upTo              requester → provider: log credit — the provider may send log
+ *                                    bytes below offset `upTo`; before any credit frame, below
+ *                                    LOG_WINDOW. So log is paced by what the requester has taken in
+ *                                    (however much the job prints), and signed messages never wait.
+ * Any other tag, an empty frame, an oversized one or a bad length prefix ends the stream: the reader
+ * aborts it with an ExecStreamError (and counts it). Either side may close its write side when it has
+ * nothing more to say; the stream ends when both have.
  *
  * This file is the transport only: which messages may come when is the market's business
  * (node/market/).
@@ -22,11 +27,16 @@ import { lpStream, type LengthPrefixedStream } from '@libp2p/utils'
 import { decodeVarint, encodeVarint } from '../../crypto/index.js'
 import { KINDS, PROTOCOLS } from '../../protocol/index.js'
 import { deadline } from '../abort.js'
+import type { NodeMetrics } from '../metrics.js'
+import { frameLimits, isFrameLengthError } from './frame-limits.js'
 
 const TAG_MESSAGE = 0x01
 const TAG_LOG = 0x02
+const TAG_CREDIT = 0x03
 /** Largest log chunk in one frame. */
 export const MAX_LOG_CHUNK = 16 * 1024
+/** Log credit a provider starts with, and the window a requester keeps open ahead of what it has taken in. */
+export const LOG_WINDOW = 256 * 1024
 /** The largest message kind sent on the stream (an award) plus the tag, or a log chunk with its header. */
 export const MAX_EXEC_FRAME = Math.max(KINDS.award.maxBytes, MAX_LOG_CHUNK + 16) + 1
 /** Concurrent jobs between one pair of peers. */
@@ -36,13 +46,38 @@ const OPEN_TIMEOUT_MS = 10_000
 export type ExecFrame =
   | { type: 'message', bytes: Uint8Array }
   | { type: 'log', offset: number, data: Uint8Array }
+  | { type: 'credit', upTo: number }
 
 export class ExecFrameError extends Error {
   override readonly name = 'ExecFrameError'
 }
 
+/**
+ * Why an exec stream failed, and whose fault it is. Remote (the peer's doing, provable from what it
+ * sent or did): BAD_FRAME — a frame the framing above forbids (bad length prefix, oversized, unknown
+ * tag, bad offset); LOG_CREDIT — log past the credit given (checked by the requester); READ_LIMIT —
+ * more than the transport's read buffer (4 MiB) sent ahead of this node's reading, which an honest
+ * peer cannot do: its log waits for credit (at most LOG_WINDOW ahead) and its messages are a few KiB;
+ * RESET — the peer reset the stream; GONE — the stream or connection went away for another reason.
+ * Local (this node's own doing, never the peer's fault): LOCAL — this node aborted the stream, or
+ * could not keep what came (e.g. its disk).
+ */
+export type ExecStreamErrorCode = 'BAD_FRAME' | 'LOG_CREDIT' | 'RESET' | 'GONE' | 'READ_LIMIT' | 'LOCAL'
+
+export class ExecStreamError extends Error {
+  override readonly name = 'ExecStreamError'
+  constructor (readonly code: ExecStreamErrorCode, message: string) {
+    super(message)
+  }
+
+  get fault (): 'local' | 'remote' {
+    return this.code === 'LOCAL' ? 'local' : 'remote'
+  }
+}
+
 /** Encode one frame (without its length prefix). */
 export function encodeExecFrame (frame: ExecFrame): Uint8Array {
+  if (frame.type === 'credit') return Uint8Array.of(TAG_CREDIT, ...encodeVarint(frame.upTo))
   if (frame.type === 'message') {
     const out = new Uint8Array(frame.bytes.byteLength + 1)
     out[0] = TAG_MESSAGE
@@ -70,6 +105,11 @@ export function decodeExecFrame (bytes: Uint8Array): ExecFrame {
     if (data.byteLength > MAX_LOG_CHUNK) throw new ExecFrameError(`log chunk of ${data.byteLength} bytes, limit ${MAX_LOG_CHUNK}`)
     return { type: 'log', offset, data }
   }
+  if (bytes[0] === TAG_CREDIT) {
+    const varint = decodeVarint(bytes, 1)
+    if (varint === undefined || 1 + varint[1] !== bytes.byteLength) throw new ExecFrameError('bad log credit')
+    return { type: 'credit', upTo: varint[0] }
+  }
   throw new ExecFrameError(`unknown exec frame tag 0x${(bytes[0] as number).toString(16)}`)
 }
 
@@ -78,9 +118,13 @@ export class ExecChannel {
   private readonly lp: LengthPrefixedStream<Stream>
   private writing: Promise<void> = Promise.resolve()
   private closed = false
+  /** Set when this side aborted the stream (so what follows is not the peer's doing). */
+  private abortedHere = false
+  /** The first failure, once there is one: it is counted and reported once. */
+  private failure: ExecStreamError | undefined
 
-  constructor (readonly stream: Stream, readonly remotePeer: string) {
-    this.lp = lpStream(stream, { maxDataLength: MAX_EXEC_FRAME })
+  constructor (readonly stream: Stream, readonly remotePeer: string, private readonly metrics?: NodeMetrics) {
+    this.lp = lpStream(stream, frameLimits(MAX_EXEC_FRAME))
   }
 
   /** Send a frame; frames go out in call order. Rejects when the stream is gone. */
@@ -95,25 +139,45 @@ export class ExecChannel {
     await this.send({ type: 'message', bytes })
   }
 
-  /** Frames until the remote closes its side; throws ExecFrameError on a bad frame (the stream is then aborted). */
+  /**
+   * Frames until the remote closes its side. On anything else the stream is aborted (with the
+   * reason, counted) and an ExecStreamError says why and whose fault it is.
+   */
   async * frames (): AsyncGenerator<ExecFrame> {
     while (true) {
-      let bytes: Uint8Array
+      let frame: ExecFrame
       try {
-        bytes = (await this.lp.read()).subarray()
+        frame = decodeExecFrame((await this.lp.read()).subarray())
       } catch (err) {
         // the remote closed its write side (at a frame boundary, or inside a frame: the market
-        // treats a missing message the same either way)
-        if ((err as Error).name === 'UnexpectedEOFError') return
-        throw err
+        // treats a missing message the same either way); lpStream reads a reset as an end too
+        if ((err as Error).name === 'UnexpectedEOFError') {
+          if (this.stream.status === 'reset' && !this.abortedHere) throw this.fail(new ExecStreamError('RESET', 'the peer reset the exec stream'))
+          return
+        }
+        throw this.fail(this.classify(err as Error))
       }
-      try {
-        yield decodeExecFrame(bytes)
-      } catch (err) {
-        if (err instanceof ExecFrameError) this.abort(err)
-        throw err
-      }
+      yield frame
     }
+  }
+
+  /** Abort the stream for `error` (counted by code) and return it. */
+  fail (error: ExecStreamError): ExecStreamError {
+    if (this.failure !== undefined) return this.failure
+    this.failure = error
+    this.metrics?.execStreamErrors.inc({ code: error.code })
+    if (this.stream.status === 'open' || this.stream.status === 'closing') this.abort(error)
+    return error
+  }
+
+  private classify (err: Error): ExecStreamError {
+    if (err instanceof ExecStreamError) return err
+    if (this.failure !== undefined) return this.failure
+    if (err instanceof ExecFrameError || isFrameLengthError(err)) return new ExecStreamError('BAD_FRAME', `bad exec frame from the peer: ${err.message}`)
+    if (this.abortedHere) return new ExecStreamError('LOCAL', `aborted here: ${err.message}`)
+    if (err.name === 'StreamBufferError') return new ExecStreamError('READ_LIMIT', `the peer sent more than this node's read buffer ahead of its reading (past any credit): ${err.message}`)
+    if (err.name === 'StreamResetError' || this.stream.status === 'reset') return new ExecStreamError('RESET', 'the peer reset the exec stream')
+    return new ExecStreamError('GONE', `the exec stream went away: ${err.message}`)
   }
 
   /** Close our write side once every queued frame is out. */
@@ -126,6 +190,7 @@ export class ExecChannel {
 
   abort (err: Error): void {
     this.closed = true
+    this.abortedHere = true
     this.stream.abort(err)
   }
 }
@@ -136,6 +201,10 @@ export interface ExecComponents {
   logger: ComponentLogger
 }
 
+export interface ExecInit {
+  metrics?: NodeMetrics
+}
+
 /** libp2p service: hands inbound exec streams to the market and opens outbound ones. */
 export class ExecService implements Startable {
   private readonly log: Logger
@@ -143,7 +212,7 @@ export class ExecService implements Startable {
   /** Set by the daemon's market: called for every inbound exec stream. Without it, streams are refused. */
   onChannel: ((channel: ExecChannel) => void) | undefined
 
-  constructor (private readonly components: ExecComponents) {
+  constructor (private readonly components: ExecComponents, private readonly init: ExecInit = {}) {
     this.log = components.logger.forComponent('gpumesh:exec')
   }
 
@@ -156,7 +225,7 @@ export class ExecService implements Startable {
         stream.abort(new Error('this node does not run jobs'))
         return
       }
-      handler(new ExecChannel(stream, connection.remotePeer.toString()))
+      handler(new ExecChannel(stream, connection.remotePeer.toString(), this.init.metrics))
     }, { maxInboundStreams: EXEC_MAX_STREAMS, maxOutboundStreams: EXEC_MAX_STREAMS })
     this.started = true
   }
@@ -176,13 +245,13 @@ export class ExecService implements Startable {
     try {
       const stream = await this.components.connectionManager.openStream(peer, PROTOCOLS.exec, { signal: limit.signal })
       this.log('opened exec stream to %p', peer)
-      return new ExecChannel(stream, peer.toString())
+      return new ExecChannel(stream, peer.toString(), this.init.metrics)
     } finally {
       limit.clear()
     }
   }
 }
 
-export function execService (): (components: ExecComponents) => ExecService {
-  return (components) => new ExecService(components)
+export function execService (init: ExecInit = {}): (components: ExecComponents) => ExecService {
+  return (components) => new ExecService(components, init)
 }

@@ -36,6 +36,13 @@
  *   reaches it within the payment grace (paymentGraceMs) after k ends by its own clock. On a verified receipt it pays the receipt's GPU-seconds, capped
  *   by the time it saw the job run (whole seconds) and the max runtime; on cancel or preemption it
  *   pays the time run so far. Payments are cumulative, so they never go down.
+ * - The exec stream failing before the receipt ends the attempt at once (`stream-failed`): a remote
+ *   fault (the provider broke the framing, overran its log credit, reset or dropped the stream) fails
+ *   the attempt against it like a lost lease; a local one (this node's own limit or disk) ends the
+ *   job as failed with the reason, blames nobody, and pays for the time run so far.
+ * - A valid receipt whose manifest lacks a declared output is the job's own failure
+ *   (`missing-output: <paths>`): the receipt is paid like a completed one, nobody is blamed, nothing
+ *   is re-auctioned.
  * - Cancel works in bidding, awarded and running (a `cancel` to the provider, and the time run so
  *   far paid); once the receipt is in, the job is settled instead.
  */
@@ -211,7 +218,14 @@ export type RequesterEvent =
   | { type: 'award-declined', now: number, provider: string, reason?: string }
   | { type: 'heartbeat', now: number, provider: string, seq: number, state: JobState, gpuSeconds: number }
   | { type: 'tick', now: number }
-  | { type: 'receipt-received', now: number, provider: string, exitCode: number, gpuSeconds: number, outputsValid: boolean }
+  /** `missingOutputs`: declared outputs the (valid) receipt's manifest does not list — the job's own failure. */
+  | { type: 'receipt-received', now: number, provider: string, exitCode: number, gpuSeconds: number, outputsValid: boolean, missingOutputs?: string[] }
+  /**
+   * The exec stream of the current award failed before the receipt. `remote`: the provider's doing
+   * (it broke the framing, overran its log credit, reset or dropped the stream); `local`: this node's
+   * own limit or doing (never the provider's fault). `detail` says what happened.
+   */
+  | { type: 'stream-failed', now: number, provider: string, fault: 'local' | 'remote', detail: string }
   | { type: 'verification-done', now: number, ok: boolean }
   | { type: 'payment-sent', now: number, cumulative: number }
   | { type: 'cancel', now: number }
@@ -312,6 +326,7 @@ function handle (s: RequesterJob, e: RequesterEvent, now: number): RequesterTran
     case 'payment-sent': return onPaymentSent(s, e.cumulative)
     case 'cancel': return onCancel(s, now)
     case 'preempted-notice': return onPreemptedNotice(s, e.provider, now)
+    case 'stream-failed': return onStreamFailed(s, e, now)
     default: return ignore(s, `unknown event ${String((e as { type?: unknown }).type)}`)
   }
 }
@@ -431,6 +446,24 @@ function onHeartbeat (s: RequesterJob, e: HeartbeatEvent, now: number): Requeste
   return { state: next, effects: [] }
 }
 
+type StreamFailedEvent = Extract<RequesterEvent, { type: 'stream-failed' }>
+
+/**
+ * The exec stream failed before the receipt: no heartbeat can come on it, so the attempt ends now
+ * instead of at the lease. A remote fault fails the attempt against the provider (and re-auctions);
+ * a local one ends the job with the reason, blaming nobody, and pays for the time run so far.
+ */
+function onStreamFailed (s: RequesterJob, e: StreamFailedEvent, now: number): RequesterTransition {
+  const a = current(s, e.provider, ['awarded', 'running'])
+  if (typeof a === 'string') return ignore(s, a)
+  const detail = typeof e.detail === 'string' ? e.detail.slice(0, 400) : 'the exec stream failed'
+  if (e.fault === 'remote') return failAttempt(s, now, 'no-heartbeat', ['award', 'last-status'], `exec stream: ${detail}`)
+  const effects: RequesterEffect[] = [{ type: 'cancel', provider: a.provider, reason: `the requester's exec stream failed: ${detail}`.slice(0, 200) }]
+  const pay = payForWorkDone(a, s.config, now)
+  if (pay !== undefined) effects.push(pay)
+  return { state: end(s, 'failed', `exec stream (this node): ${detail}`), effects }
+}
+
 function onPreemptedNotice (s: RequesterJob, provider: string, now: number): RequesterTransition {
   const a = current(s, provider, ['running'])
   if (typeof a === 'string') return ignore(s, a)
@@ -481,6 +514,15 @@ function onReceipt (s: RequesterJob, e: ReceiptEvent, now: number): RequesterTra
     ...a,
     runStartedAt: a.runStartedAt ?? a.acceptedAt ?? now,
     receipt: { at: now, exitCode: e.exitCode, gpuSeconds: isCount(e.gpuSeconds) ? e.gpuSeconds : 0 }
+  }
+  const missing = Array.isArray(e.missingOutputs) ? e.missingOutputs.filter((p) => typeof p === 'string') : []
+  if (missing.length > 0) {
+    // the job's command did not write what it declared: the job failed, the provider did the work
+    // asked of it — it is paid for it as for a completed job, not blamed, and nothing is re-run
+    const due = finalPayment(award, s.config)
+    const exit = e.exitCode === 0 ? '' : ` (exit ${e.exitCode})`
+    const reason = `missing-output: ${missing.join(', ')}`.slice(0, 480) + exit
+    return { state: end({ ...s, award: { ...award, due, committed: due.cumulative } }, 'failed', reason), effects: [due] }
   }
   return { state: { ...s, status: 'completed', award }, effects: [{ type: 'verify', provider: a.provider }] }
 }

@@ -144,4 +144,53 @@ describe('the market through the CLI: separate processes over TCP', function () 
     assert.equal(alive.code, 0, alive.stderr)
     assert.match(alive.stdout, /^node 12D3KooW/)
   })
+
+  it('a job that never writes its declared output: --wait exits 1 with missing-output, the provider is paid and not blamed', async () => {
+    const result = await buyer.cli(['job', 'submit', '--wait', '--gpus', '1', '--max-price', '2', '--bid-window', '1s', '--max-runtime', '60s', '--outputs', 'result.txt', '--', '/bin/sh', '-c', 'echo no result here'], 60_000)
+    assert.equal(result.code, 1, `${result.stdout}\n${result.stderr}`)
+    const match = /gpumesh: job (\S+) failed: missing-output: result\.txt/.exec(result.stderr)
+    assert.ok(match !== null, result.stderr)
+    const id = match[1] as string
+    const view = await status(id)
+    const events = view.events.map((e) => `${e.type}: ${e.text}`).join('\n')
+    assert.equal(view.status, 'failed')
+    assert.equal(view.reason, 'missing-output: result.txt')
+    // the provider ran the command it was given: one award, no failure report, no re-auction
+    assert.equal(view.award?.attempt, 1, events)
+    assert.ok(!view.events.some((e) => e.type === 'failure' || e.type === 're-auction'), events)
+    assert.equal(view.receipt?.exitCode, 0)
+    assert.equal(view.receipt?.outputsValid, true)
+
+    const human = await buyer.cli(['job', 'status', id])
+    assert.match(human.stdout, /status: +failed/)
+    assert.match(human.stdout, /missing-output: result\.txt/)
+
+    // paid for the work done: both sides hold the same amount
+    const winner = peers.get(view.award?.provider ?? '')
+    assert.ok(winner !== undefined)
+    const spent = await ledgerEntry(buyer, id)
+    const earned = await eventually('the provider\'s ledger entry to settle', async () => {
+      const e = await ledgerEntry(winner, id)
+      return e?.state === 'settled' ? e : undefined
+    }, 10_000)
+    assert.equal(spent?.state, 'final')
+    assert.equal(earned.cumulative, spent?.cumulative)
+  })
+
+  it('a job that prints more log than the cap: it settles, and job logs prints the 8 MiB kept and says the log was cut', async () => {
+    const cap = 8 * 1024 * 1024
+    const result = await buyer.cli(['job', 'submit', '--wait', '--json', '--gpus', '1', '--max-price', '2', '--bid-window', '1s', '--max-runtime', '60s', '--outputs', 'out.txt', '--',
+      '/bin/sh', '-c', `head -c ${cap + 500_000} /dev/zero | tr '\\0' x; echo done > out.txt`], 60_000)
+    assert.equal(result.code, 0, result.stderr)
+    const view = JSON.parse(result.stdout) as JobView
+    const events = view.events.map((e) => `${e.type}: ${e.text}`).join('\n')
+    assert.equal(view.status, 'settled', events)
+    assert.equal(view.award?.attempt, 1, events)
+    assert.ok(!view.events.some((e) => e.type === 'failure' || e.type === 'stream-failed'), events)
+    const logs = await buyer.cli(['job', 'logs', view.id])
+    assert.equal(logs.code, 0, logs.stderr)
+    assert.equal(logs.stdout.length, cap)
+    assert.match(logs.stdout, /^x+$/)
+    assert.match(logs.stderr, new RegExp(`gpumesh: the log was cut at ${cap} bytes: this node keeps at most ${cap} bytes of log per job`))
+  })
 })

@@ -100,6 +100,25 @@ describe('/gpumesh/capability/1.0.0 against misbehaving peers (in-process)', fun
     assert.equal(ad.signer, honest.identity.peerId)
   })
 
+  it('an over-long length prefix that never ends is refused at once, not at the 5 s timeout', async () => {
+    const before = await servedBadRequests()
+    for (const request of [Uint8Array.from([0x80]), Uint8Array.from([0x80, 0x80]), Uint8Array.from([0x80, 0x00])]) {
+      const stream = await asker.node.dialProtocol(honest.node.peerId, PROTOCOLS.capability)
+      stream.send(request)
+      // the responder's own timeout is 5 s: a reset before 2 s is the prefix being refused
+      const err = await lpStream(stream).read({ signal: AbortSignal.timeout(2_000) }).then(() => undefined, (e: Error) => e)
+      assert.ok(err !== undefined, 'the stream was answered')
+      assert.notEqual(err.name, 'TimeoutError', `stream ${Buffer.from(request).toString('hex')} was held until the reader gave up`)
+      assert.notEqual(err.name, 'AbortError', `stream ${Buffer.from(request).toString('hex')} was held until the reader gave up`)
+    }
+    assert.equal(await servedBadRequests(), before + 3)
+  })
+
+  async function servedBadRequests (): Promise<number> {
+    const metric = await honest.metrics.registry.getSingleMetric('gpumesh_capability_served_total')?.get()
+    return metric?.values.find((v) => v.labels.result === 'bad-request')?.value ?? 0
+  }
+
   it('discovery reports a misbehaving provider as a failure and lists the honest one', async () => {
     liarServes(new Uint8Array([9, 9, 9]))
     await Promise.all([honest, liar].map(async (d) => { d.announcer.kick(); await d.announcer.idle() }))

@@ -27,7 +27,7 @@ import { MarketGossip, type GossipKind } from '../../node/market/gossip.js'
 import { ProviderMarket } from '../../node/market/provider.js'
 import { MarketStore } from '../../node/market/store.js'
 import { createMetrics } from '../../node/metrics.js'
-import type { ExecChannel } from '../../node/services/exec.js'
+import { LOG_WINDOW, type ExecChannel } from '../../node/services/exec.js'
 import { openLevel } from '../../node/storage.js'
 import { ALWAYS } from '../helpers/market-time.js'
 
@@ -82,7 +82,7 @@ class Reader {
       try {
         for await (const frame of channel.frames()) {
           if (frame.type === 'log') this.log += dec.decode(frame.data)
-          else this.messages.push(openMessage(frame.bytes, ['award-response', 'job-status', 'receipt'], { now: Date.now() }))
+          else if (frame.type === 'message') this.messages.push(openMessage(frame.bytes, ['award-response', 'job-status', 'receipt'], { now: Date.now() }))
         }
       } catch {}
       this.ended = true
@@ -268,6 +268,27 @@ describe('the provider market (two bare nodes, the requester played by hand)', f
     assert.deepEqual(market.status().jobs, [])
   })
 
+  it('paces the log by the requester\'s credit: one window at first, more when granted; the receipt never waits for it', async () => {
+    const size = 600_000
+    const { request, bid } = await auction(`head -c ${size} /dev/zero | tr '\\0' a; echo hi > out.txt`)
+    const { award, reader } = await hand(request, bid)
+    // this reader grants nothing: the provider sends the first window, then the receipt
+    const receipt = await reader.next('receipt')
+    assert.equal(reader.log.length, LOG_WINDOW)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    assert.equal(reader.log.length, LOG_WINDOW, 'log sent past the credit')
+    // a credit below the current one changes nothing; one past the end brings the rest
+    await reader.channel.send({ type: 'credit', upTo: 1000 })
+    await reader.channel.send({ type: 'credit', upTo: size + LOG_WINDOW })
+    await until('the rest of the log', () => reader.log.length === size)
+    assert.equal(reader.log, 'a'.repeat(size))
+    assert.ok(receipt.payload.logs !== undefined)
+    assert.equal((await fetchFromProvider(receipt.payload.logs)).byteLength, size)
+    const owed = chargeFor(award.payload.price, 1, receipt.payload.gpuSeconds * 1000)
+    await reader.channel.sendMessage(payment(request, award, 1, owed, receipt.payload.gpuSeconds))
+    assert.equal(await until('the ledger', async () => await ledgerState(award) === 'settled' ? 'settled' : undefined), 'settled')
+  })
+
   it('stops and reports cancelled when the requester cancels', async () => {
     const { request, bid } = await auction('echo started; exec sleep 30')
     const { award, reader } = await hand(request, bid)
@@ -403,6 +424,7 @@ describe('the provider market (two bare nodes, the requester played by hand)', f
     assert.match(status.payload.message ?? '', /inputs could not be fetched/)
     assert.equal((await failed.reader.next('receipt')).payload.exitCode, -1)
     await until('the stream to end', () => failed.reader.ended)
-    assert.equal(await ledgerState(failed.award), 'failed')
+    // the ledger entry is written beside the stream's close, not before it
+    assert.equal(await until('the ledger', async () => await ledgerState(failed.award) !== 'open' ? await ledgerState(failed.award) : undefined), 'failed')
   })
 })

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { ExecFrameError, MAX_LOG_CHUNK, decodeExecFrame, encodeExecFrame } from '../../../node/services/exec.js'
+import { ExecFrameError, LOG_WINDOW, MAX_LOG_CHUNK, decodeExecFrame, encodeExecFrame } from '../../../node/services/exec.js'
 
 describe('exec stream frames (node/services/exec.ts)', () => {
   it('round-trips message and log frames', () => {
@@ -9,10 +9,25 @@ describe('exec stream frames (node/services/exec.ts)', () => {
     assert.deepEqual(decodeExecFrame(encodeExecFrame(log)), log)
   })
 
+  it('round-trips log credit frames (tag 03 ‖ uvarint upTo), at 0 and at large offsets', () => {
+    for (const upTo of [0, 1, LOG_WINDOW, 2 ** 40]) {
+      const credit = { type: 'credit' as const, upTo }
+      assert.deepEqual(decodeExecFrame(encodeExecFrame(credit)), credit)
+    }
+    // protocol/README §7.7 vector: a credit up to 262144 bytes
+    assert.deepEqual([...encodeExecFrame({ type: 'credit', upTo: 262_144 })], [0x03, 0x80, 0x80, 0x10])
+  })
+
+  it('refuses credit frames with no, a non-minimal or a trailing-bytes varint', () => {
+    assert.throws(() => decodeExecFrame(new Uint8Array([3])), ExecFrameError)
+    assert.throws(() => decodeExecFrame(new Uint8Array([3, 0x80, 0x00])), ExecFrameError)
+    assert.throws(() => decodeExecFrame(new Uint8Array([3, 1, 2])), ExecFrameError)
+  })
+
   it('refuses empty frames, unknown tags, bad offsets and oversized log chunks', () => {
     assert.throws(() => decodeExecFrame(new Uint8Array([])), ExecFrameError)
     assert.throws(() => decodeExecFrame(new Uint8Array([1])), ExecFrameError)
-    assert.throws(() => decodeExecFrame(new Uint8Array([3, 1, 2])), ExecFrameError)
+    assert.throws(() => decodeExecFrame(new Uint8Array([4, 1, 2])), ExecFrameError)
     // a non-minimal varint offset
     assert.throws(() => decodeExecFrame(new Uint8Array([2, 0x80, 0x00, 65])), ExecFrameError)
     const big = new Uint8Array(2 + MAX_LOG_CHUNK + 1)

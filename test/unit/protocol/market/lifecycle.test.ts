@@ -338,6 +338,54 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       }
     })
 
+    it('a declared output the job did not write fails the job: the receipt is paid, nobody is blamed, nothing re-runs', () => {
+      const t = stepR(runningRequester(), { ...receipt(30_000, P1, 56), missingOutputs: ['result.txt'] } as RequesterEvent)
+      // the same final payment a completed job gets (56 GPU-s seen), and no failure report or re-auction
+      assert.deepEqual(t.effects, [pay(P1, 1, 56_000, 1, 56, true)])
+      assert.equal(t.state.status, 'failed')
+      assert.equal(t.state.reason, 'missing-output: result.txt')
+      assert.deepEqual(t.state.excluded, [])
+      assert.equal(t.state.failures, 0)
+      const failedExit = stepR(runningRequester(), { ...receipt(30_000, P1, 56, true, 1), missingOutputs: ['a.txt', 'b.txt'] } as RequesterEvent)
+      assert.equal(failedExit.state.reason, 'missing-output: a.txt, b.txt (exit 1)')
+      // the payment going out afterwards changes nothing
+      const after = stepR(t.state, { type: 'payment-sent', now: at(30_100), cumulative: 56_000 })
+      assert.equal(after.state.status, 'failed')
+      // an empty list is a plain completion
+      assert.equal(stepR(runningRequester(), { ...receipt(30_000, P1, 56), missingOutputs: [] } as RequesterEvent).state.status, 'completed')
+    })
+
+    it('an exec stream the provider broke ends the attempt at once, blaming it (not at the lease)', () => {
+      for (const s of [runningRequester(), playR(startRequesterJob(INIT, at(0)).state, [bid(100, 'b1', P1), tick(1000), closed(1000, 'b1', P1)]).state]) {
+        const t = stepR(s, { type: 'stream-failed', now: at(5_000), provider: P1, fault: 'remote', detail: 'bad exec frame' })
+        assert.deepEqual(t.effects.slice(0, 2), [
+          { type: 'record-failure', subject: P1, reason: 'no-heartbeat', evidence: s.status === 'running' ? ['award', 'last-status'] : ['award'], detail: 'exec stream: bad exec frame' },
+          { type: 're-auction', attempt: 2, exclude: [P1], reason: 'no-heartbeat' }
+        ])
+        assert.equal(t.state.status, 'bidding')
+      }
+    })
+
+    it('an exec stream this node could not keep up ends the job with the reason, pays the time run, blames nobody', () => {
+      const t = stepR(runningRequester(), { type: 'stream-failed', now: at(30_000), provider: P1, fault: 'local', detail: 'read buffer overflow' })
+      assert.deepEqual(t.effects, [
+        { type: 'cancel', provider: P1, reason: 'the requester\'s exec stream failed: read buffer overflow' },
+        pay(P1, 1, 56_000, 1, 56, true)
+      ])
+      assert.equal(t.state.status, 'failed')
+      assert.equal(t.state.reason, 'exec stream (this node): read buffer overflow')
+      assert.deepEqual(t.state.excluded, [])
+    })
+
+    it('a stream failure from another provider, or once the receipt is in, is ignored', () => {
+      const running = runningRequester()
+      const other = stepR(running, { type: 'stream-failed', now: at(5_000), provider: P2, fault: 'remote', detail: 'x' })
+      assert.equal(other.state, running)
+      const completed = playR(running, [receipt(30_000, P1, 56)]).state
+      const late = stepR(completed, { type: 'stream-failed', now: at(30_100), provider: P1, fault: 'remote', detail: 'closed' })
+      assert.equal(late.state, completed)
+    })
+
     it('cancel mid-run tells the provider and pays for the work done so far', () => {
       const s = playR(runningRequester(), [hb(30_000, P1, 3, 'running'), tick(62_000), hb(62_000, P1, 4, 'running')]).state
       const t = stepR(s, { type: 'cancel', now: at(92_500) })
@@ -809,12 +857,14 @@ const requesterEvent: fc.Arbitrary<Timeless<RequesterEvent>> = fc.oneof(
   { weight: 8, arbitrary: fc.record({ provider: providerArb, seq: fc.integer({ min: 0, max: 1000 }), state: fc.constantFrom(...jobStates, 'running', 'running', 'running'), gpuSeconds: fc.nat(1000) })
     .map((h) => ({ type: 'heartbeat' as const, ...h })) },
   { weight: 8, arbitrary: fc.constant({ type: 'tick' as const }) },
-  { weight: 2, arbitrary: fc.record({ provider: providerArb, exitCode: fc.constantFrom(-1, 0, 1), gpuSeconds: fc.nat(100_000), outputsValid: fc.boolean() })
+  { weight: 2, arbitrary: fc.record({ provider: providerArb, exitCode: fc.constantFrom(-1, 0, 1), gpuSeconds: fc.nat(100_000), outputsValid: fc.boolean(), missingOutputs: fc.option(fc.array(fc.string(), { maxLength: 3 }), { nil: undefined }) })
     .map((r) => ({ type: 'receipt-received' as const, ...r })) },
   { weight: 2, arbitrary: fc.boolean().map((ok) => ({ type: 'verification-done' as const, ok })) },
   { weight: 2, arbitrary: fc.nat(1_000_000).map((cumulative) => ({ type: 'payment-sent' as const, cumulative })) },
   { weight: 1, arbitrary: fc.constant({ type: 'cancel' as const }) },
-  { weight: 1, arbitrary: fc.record({ provider: providerArb, noticeMs: fc.nat(10_000) }).map((p) => ({ type: 'preempted-notice' as const, ...p })) }
+  { weight: 1, arbitrary: fc.record({ provider: providerArb, noticeMs: fc.nat(10_000) }).map((p) => ({ type: 'preempted-notice' as const, ...p })) },
+  { weight: 1, arbitrary: fc.record({ provider: providerArb, fault: fc.constantFrom('local' as const, 'remote' as const), detail: fc.string({ maxLength: 600 }) })
+    .map((f) => ({ type: 'stream-failed' as const, ...f })) }
 )
 
 const gap = fc.oneof({ weight: 10, arbitrary: fc.integer({ min: 0, max: 4000 }) }, { weight: 1, arbitrary: fc.integer({ min: -2000, max: 20_000 }) })
@@ -875,10 +925,12 @@ function checkRequesterRun (next: (s: RequesterJob, i: number) => RequesterEvent
       assert.ok(REQUESTER_EFFECTS.has(e.type), e.type)
       if (e.type !== 'pay') continue
       pays++
-      // the award paid existed before the event, with its run started
+      // the award paid existed before the event, with its run started (or, for a receipt the job
+      // failed on, started by that receipt: the provider ran it)
       const award = state.award
-      assert.ok(award !== undefined && award.attempt === e.attempt && award.runStartedAt !== undefined, 'pays only a running award')
-      const bound = requesterCommitBound(award.price, t.state.config.gpus, t.state.config.billingIntervalMs, t.state.now - award.runStartedAt)
+      const started = award?.runStartedAt ?? (event.type === 'receipt-received' ? t.state.award?.runStartedAt : undefined)
+      assert.ok(award !== undefined && award.attempt === e.attempt && started !== undefined, 'pays only a running award')
+      const bound = requesterCommitBound(award.price, t.state.config.gpus, t.state.config.billingIntervalMs, t.state.now - started)
       assert.ok(e.cumulative <= bound, `pay ${e.cumulative} > bound ${bound}`)
       assert.ok(e.cumulative >= (highest.get(e.attempt) ?? 0), 'cumulative never goes down')
       highest.set(e.attempt, e.cumulative)
@@ -952,7 +1004,7 @@ function pick<T extends string> (weights: ReadonlyArray<readonly [T, number]>, k
 
 const REQUESTER_MIX = [
   ['bid-received', 48], ['bidding-closed', 32], ['award-accepted', 40], ['award-declined', 3], ['heartbeat', 100], ['tick', 80],
-  ['receipt-received', 32], ['verification-done', 32], ['payment-sent', 32], ['cancel', 2], ['preempted-notice', 3]
+  ['receipt-received', 32], ['verification-done', 32], ['payment-sent', 32], ['cancel', 2], ['preempted-notice', 3], ['stream-failed', 2]
 ] as const
 const STATUS_MIX: JobState[] = [...jobStates, ...Array<JobState>(24).fill('running')]
 
@@ -984,11 +1036,12 @@ function guidedRequesterEvent (s: RequesterJob, c: Choice, i: number, now: numbe
       return { type: 'tick', now: jump ? due.at : now }
     }
     case 'receipt-received':
-      return { type: 'receipt-received', now, provider, exitCode: c.a % 10 === 0 ? -1 : 0, gpuSeconds: c.b % 100_000, outputsValid: c.a % 5 !== 0 }
+      return { type: 'receipt-received', now, provider, exitCode: c.a % 10 === 0 ? -1 : 0, gpuSeconds: c.b % 100_000, outputsValid: c.a % 5 !== 0, ...(c.b % 9 === 0 ? { missingOutputs: ['out.txt'] } : {}) }
     case 'verification-done': return { type: 'verification-done', now, ok: c.a % 5 !== 0 }
     case 'payment-sent': return { type: 'payment-sent', now, cumulative: c.fits ? a?.due?.cumulative ?? a?.committed ?? 0 : c.b }
     case 'cancel': return { type: 'cancel', now }
     case 'preempted-notice': return { type: 'preempted-notice', now, provider, noticeMs: c.b % 10_000 }
+    case 'stream-failed': return { type: 'stream-failed', now, provider, fault: c.b % 2 === 0 ? 'local' : 'remote', detail: 'stream' }
   }
 }
 
