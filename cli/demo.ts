@@ -85,7 +85,7 @@ async function demoSandbox (): Promise<NodeJS.ProcessEnv> {
     say(`process jobs: ${report.detail}`)
     return {}
   }
-  say(`process jobs: bubblewrap cannot run here (${report.detail.replace(/^refused: /, '')})`)
+  say(`process jobs: bubblewrap cannot run here (${report.detail.replace(/^refused: /, '').replace(/\. Set executors\.process\.sandbox.*$/, '')})`)
   say('  so the demo starts its providers with executors.process.sandbox = "none": they run the demo\'s own jobs')
   say('  WITHOUT a sandbox. A provider started with `gpumesh node start` refuses buyers\' process jobs in this state.')
   return { GPUMESH_PROCESS_SANDBOX: 'none' }
