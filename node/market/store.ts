@@ -52,8 +52,9 @@ export class MarketStore {
 
   /** Run `write` after the write in flight to the same key, database first, then the journal. */
   private async serially (id: string, write: () => Promise<void>): Promise<void> {
-    const previous = this.writing.get(id) ?? Promise.resolve()
-    const next = previous.catch(() => {}).then(write)
+    const previous = this.writing.get(id)
+    // with nothing in flight the database write is issued at once, as a plain put would be
+    const next = previous === undefined ? write() : previous.catch(() => {}).then(write)
     this.writing.set(id, next)
     try {
       await next
