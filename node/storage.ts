@@ -1,8 +1,11 @@
 /**
- * The node's own database: a `level` store in `<dataDir>/db` for what must survive a restart (today
- * the capability-ad sequence number; jobs, receipts and the ledger join it with the market). libp2p's
- * peer store and DHT records live beside it in `<dataDir>/libp2p`. The identity key is a separate
- * file. A locked or corrupt store is an error, never wiped.
+ * The node's own database: a `level` store in `<dataDir>/db` for what must survive a restart (the
+ * capability-ad sequence number and announced keys; the market's jobs, receipts, envelopes and
+ * ledger, node/market/store.ts). libp2p's peer store and DHT records live beside it in
+ * `<dataDir>/libp2p`; the identity key is a separate file. Every market write is also journaled
+ * (node/store-journal.ts), and the database is checked against the journal at every open
+ * (node/store-check.ts): a locked, unwritable, missing, corrupt or damaged store is an error that
+ * names its cause and the way out, never wiped and never started on.
  */
 import { Level } from 'level'
 import { join } from 'node:path'
