@@ -3,16 +3,17 @@
  * in the data dir"), and the checks that keep a damaged one from being mistaken for a new one.
  *
  * `<dataDir>/datadir.json` is written at the first start: `{format, peerId, createdAt}`. Once it is
- * there (or once `db/` holds anything), the data dir has been used: a missing identity key is never
+ * there (or once `db/` or the journal holds anything), the data dir has been used: a missing identity key is never
  * replaced by a new one (that would orphan the node's reputation, jobs and ledger), a key of another
  * peer id is refused, and a missing database is never created afresh.
  */
 import { constants } from 'node:fs'
-import { access, mkdir, open, readFile, readdir, rename } from 'node:fs/promises'
+import { access, mkdir, open, readFile, readdir, rename, stat } from 'node:fs/promises'
 import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { Identity, KeyFileError, identityPath, loadIdentity, saveIdentity } from '../crypto/index.js'
 import { DB_DIR, StorageError, repairHint } from './storage.js'
+import { journalPath } from './store-journal.js'
 
 /** Where a node keeps its identity, database and config, unless told otherwise. */
 export function defaultDataDir (env: NodeJS.ProcessEnv = process.env): string {
@@ -47,7 +48,7 @@ export type DbState = 'absent' | 'empty' | 'present' | 'headless'
 export interface DataDirState {
   marker?: DataDirMarker
   db: DbState
-  /** A marker, or a database that holds anything: its records belong to an identity already. */
+  /** A marker, a database that holds anything, or a journal: its records belong to an identity already. */
   used: boolean
 }
 
@@ -88,10 +89,20 @@ async function dbState (dataDir: string): Promise<DbState> {
   return files.some((f) => f !== 'LOCK' && f !== 'LOG' && f !== 'LOG.old') ? 'headless' : 'empty'
 }
 
+async function hasJournal (dataDir: string): Promise<boolean> {
+  try {
+    return (await stat(journalPath(dataDir))).size > 0
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false
+    throw err
+  }
+}
+
 export async function inspectDataDir (dataDir: string): Promise<DataDirState> {
   const marker = await readMarker(dataDir)
   const db = await dbState(dataDir)
-  return { ...(marker !== undefined ? { marker } : {}), db, used: marker !== undefined || db === 'present' || db === 'headless' }
+  const used = marker !== undefined || db === 'present' || db === 'headless' || await hasJournal(dataDir)
+  return { ...(marker !== undefined ? { marker } : {}), db, used }
 }
 
 /**
@@ -144,7 +155,9 @@ export async function openDataDir (dataDir: string): Promise<{ identity: Identit
 
 /** The refusal for a used data dir whose database is gone (all of `db/`, or its CURRENT file). */
 export function missingDatabase (dataDir: string, state: DataDirState): StorageError {
-  const since = state.marker !== undefined ? `since ${new Date(state.marker.createdAt).toISOString()} (${MARKER_FILE})` : `(${DB_DIR}/ holds files)`
+  const since = state.marker !== undefined
+    ? `since ${new Date(state.marker.createdAt).toISOString()} (${MARKER_FILE})`
+    : state.db === 'headless' ? `(${DB_DIR}/ holds files)` : '(the journal holds records)'
   return new StorageError('STORE_MISSING', join(dataDir, DB_DIR),
     `the database is missing (${state.db === 'headless' ? `no ${DB_DIR}/CURRENT` : `no ${DB_DIR}/`}) in a data dir in use ${since}; ` +
     `refusing to start on an empty database; ${repairHint(dataDir)}`)

@@ -45,6 +45,13 @@ describe('the data dir (node/data-dir.ts)', () => {
     await rejectsWith('IDENTITY_MISSING', /records of an earlier identity/, async () => await openDataDir(dir))
   })
 
+  it('nor where only the journal is left (marker and database gone)', async () => {
+    await writeFile(join(dir, 'journal.log'), 'a line\n')
+    await rejectsWith('IDENTITY_MISSING', /records of an earlier identity/, async () => await openDataDir(dir))
+    await saveIdentity(dir, Identity.generate())
+    await rejectsWith('STORE_MISSING', /the database is missing \(no db\/\) in a data dir in use \(the journal holds records\)/, async () => await openDataDir(dir))
+  })
+
   it('refuses a key of another peer id than the marker\'s', async () => {
     const mine = Identity.generate()
     await writeMarker(dir, mine.peerId, 1_000)
