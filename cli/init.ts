@@ -7,10 +7,11 @@ import { cpus, totalmem } from 'node:os'
 import { access, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Command } from 'commander'
-import { identityPath, loadOrCreateIdentity } from '../crypto/index.js'
+import { identityPath } from '../crypto/index.js'
 import { capabilityKeyCid, capabilityKeys, openMessage, sealMessage } from '../protocol/index.js'
 import { buildCapabilityAd, declaredGpuInfos } from '../node/capability-ad.js'
 import { CONFIG_FILE, mergeLayers, readConfigFile, resolveConfig, type Layer } from '../node/config/load.js'
+import { dataDirIdentity } from '../node/data-dir.js'
 import { flagLayers } from './config-flags.js'
 import { GpuDetectionError, detectGpus, toGpuInfo } from '../node/gpu/nvidia-smi.js'
 import { configOf, dataDirOf } from './context.js'
@@ -60,7 +61,8 @@ const shown = (value: unknown): string => JSON.stringify(value)
 
 export async function initCommand (command: Command): Promise<void> {
   const dataDir = dataDirOf(command)
-  const { identity, created } = await loadOrCreateIdentity(dataDir)
+  // never a new identity in a data dir that holds another one's records (node/data-dir.ts)
+  const { identity, created } = await dataDirIdentity(dataDir)
   const configPath = join(dataDir, CONFIG_FILE)
   const configCreated = !(await exists(configPath))
   const flags = flagLayers(command)

@@ -18,6 +18,7 @@ import { collect } from './config-flags.js'
 import { dataDirOf } from './context.js'
 import { NoMarketError } from './errors.js'
 import { elapsed, oneLine, statusText, table, toJson } from './format.js'
+import { recordsOf } from './records.js'
 
 /** A job command that could not do what was asked (exit 1): a job that did not succeed, a refused copy. */
 export class JobCommandError extends Error {
@@ -370,7 +371,8 @@ export async function jobCancelCommand (id: string, command: Command): Promise<v
 }
 
 export async function jobListCommand (command: Command): Promise<void> {
-  const jobs = await (await clientOf(command)).get<JobView[]>('/v1/jobs')
+  // a stopped node lists its jobs from its data dir (cli/records.ts)
+  const jobs = await recordsOf<JobView[]>(command, '/v1/jobs', (records) => records.jobs)
   if (command.opts().json === true) return out(toJson(jobs))
   if (jobs.length === 0) return out('no jobs')
   out(table(['ID', 'STATUS', 'TIER', 'PROVIDER', 'PRICE', 'PAID', 'LABEL'], jobs.map((j) => [

@@ -1,14 +1,16 @@
 /**
  * `gpumesh ledger`: what this node earned as a provider and spent as a requester, from the signed
- * payment commitments the running daemon keeps (node/market/views.ts LedgerView).
+ * payment commitments the node keeps (node/market/views.ts LedgerView): from the running daemon, or
+ * from the data dir when none runs (cli/records.ts).
  */
 import type { Command } from 'commander'
 import type { LedgerView } from '../node/market/views.js'
 import { table, toJson } from './format.js'
-import { abbrev, clientOf, credits, out } from './job-commands.js'
+import { abbrev, credits, out } from './job-commands.js'
+import { recordsOf } from './records.js'
 
 export async function ledgerCommand (command: Command): Promise<void> {
-  const ledger = await (await clientOf(command)).get<LedgerView>('/v1/ledger')
+  const ledger = await recordsOf<LedgerView>(command, '/v1/ledger', (records) => records.ledger)
   if (command.opts().json === true) return out(toJson(ledger))
   out([
     `ledger of ${ledger.peerId}`,

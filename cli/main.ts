@@ -9,6 +9,7 @@ import { CommunityPeersError } from '../bootstrap/community.js'
 import { ApiRequestError, DaemonUnavailableError } from '../node/api/client.js'
 import { ConfigError } from '../node/config/load.js'
 import { DaemonError } from '../node/daemon.js'
+import { DataDirError } from '../node/data-dir.js'
 import { JobSpecError } from '../node/market/job-spec.js'
 import { StorageError } from '../node/storage.js'
 import { addConfigFlags } from './config-flags.js'
@@ -18,6 +19,7 @@ import { demoCommand } from './demo.js'
 import { initCommand } from './init.js'
 import { JobCommandError, addJobSpecFlags, jobCancelCommand, jobListCommand, jobLogsCommand, jobResultCommand, jobStatusCommand, jobSubmitCommand } from './job-commands.js'
 import { ledgerCommand } from './ledger-command.js'
+import { repairCommand } from './repair-command.js'
 import { runDaemon } from './run-daemon.js'
 import { packageVersion } from './version.js'
 
@@ -104,6 +106,13 @@ export function buildProgram (): Command {
     .option('--json', 'print JSON')
     .action(async (_opts, command: Command) => { await ledgerCommand(command) })
 
+  program.command('repair')
+    .description('move a damaged database aside (kept) and rebuild it from the journal of every record written; refuses while a daemon runs')
+    .option(...DATA_DIR)
+    .option('--force', 'rebuild even when the database matches the journal')
+    .option('--json', 'print JSON')
+    .action(async (_opts, command: Command) => { await repairCommand(command) })
+
   program.command('demo')
     .description('run a live local market (a bootstrap peer, five providers, a buyer): auctions of every tier, a preemption, receipts and ledgers')
     .option('--dir <dir>', 'where the demo keeps its data dirs', '.gpumesh-demo')
@@ -113,7 +122,7 @@ export function buildProgram (): Command {
   return program
 }
 
-const KNOWN_ERRORS = [KeyFileError, MessageRejectedError, ConfigError, StorageError, DaemonError, DaemonUnavailableError, ApiRequestError, CommunityPeersError, UsageError, JobSpecError, JobCommandError, NoMarketError, NotConnectedError]
+const KNOWN_ERRORS = [KeyFileError, MessageRejectedError, ConfigError, StorageError, DataDirError, DaemonError, DaemonUnavailableError, ApiRequestError, CommunityPeersError, UsageError, JobSpecError, JobCommandError, NoMarketError, NotConnectedError]
 
 /**
  * `gpumesh help job submit`: commander's own help command looks at one name only (it would print

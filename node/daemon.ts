@@ -8,7 +8,7 @@ import { cpus, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { privateKeyFromProtobuf } from '@libp2p/crypto/keys'
 import { LevelDatastore } from 'datastore-level'
-import { loadOrCreateIdentity, type Identity } from '../crypto/index.js'
+import type { Identity } from '../crypto/index.js'
 import { capabilityKeys, sealMessage, type CapabilityAd, type GpuInfo, type JobRequest, type ProviderQuery, type SealedMessage } from '../protocol/index.js'
 import { ApiError, startApiServer, type ApiServer } from './api/server.js'
 import { ensureApiToken, removeEndpoint, writeEndpoint } from './api/credentials.js'
@@ -17,6 +17,7 @@ import { BootstrapWatcher, type BootstrapStatus } from './bootstrap-watcher.js'
 import { Market } from './market/market.js'
 import { Peering } from './peering.js'
 import { buildCapabilityAd, declaredGpuInfos } from './capability-ad.js'
+import { openDataDir, writeMarker } from './data-dir.js'
 import type { Config } from './config/schema.js'
 import { findProviders, type FindResult } from './discovery.js'
 import { setupExecutors, type ExecutorSetup } from './executors/setup.js'
@@ -116,11 +117,13 @@ export class Daemon {
   }
 
   static async start (options: DaemonOptions): Promise<Daemon> {
-    const { identity } = await loadOrCreateIdentity(options.dataDir)
-    const store = await NodeStore.open(options.dataDir)
+    // a used data dir (datadir.json) keeps its identity and its records, or the daemon does not start
+    const { identity, state } = await openDataDir(options.dataDir)
+    const store = await NodeStore.open(options.dataDir, { mustExist: state.used, log: options.loggers.forComponent('store') })
     const datastore = options.peerStore === 'memory' ? undefined : new LevelDatastore(join(options.dataDir, 'libp2p'))
     let node: GpumeshLibp2p | undefined
     try {
+      if (state.marker === undefined) await writeMarker(options.dataDir, identity.peerId, (options.now ?? Date.now)())
       try {
         await datastore?.open()
       } catch (err) {

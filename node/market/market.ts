@@ -23,6 +23,7 @@ import type { NodeStore } from '../storage.js'
 import { AuditLog } from './audit.js'
 import { MarketGossip, type GossipKind } from './gossip.js'
 import { JobSpecError, buildJobRequest, validateJobSpec, type JobSpecFields } from './job-spec.js'
+import { ledgerView } from './ledger-view.js'
 import { ProviderMarket } from './provider.js'
 import { RequesterMarket } from './requester.js'
 import { MarketStore } from './store.js'
@@ -70,7 +71,7 @@ export class Market {
     const { node, config, loggers, metrics, now } = options
     const blobs = await BlobStore.open(join(options.dataDir, 'blobs'))
     node.services.blob.store = blobs
-    const store = new MarketStore(options.nodeStore.database)
+    const store = new MarketStore(options.nodeStore.database, options.nodeStore.journal)
     let market: Market | undefined
     const gossip = new MarketGossip({
       node,
@@ -185,10 +186,7 @@ export class Market {
   }
 
   async ledger (): Promise<LedgerView> {
-    const entries = (await this.store.ledger()).sort((a, b) => b.updatedAt - a.updatedAt)
-    const earned = entries.filter((e) => e.role === 'provider').reduce((n, e) => n + e.cumulative, 0)
-    const spent = entries.filter((e) => e.role === 'requester').reduce((n, e) => n + e.cumulative, 0)
-    return { peerId: this.options.signer.peerId, earned, spent, balance: earned - spent, entries }
+    return ledgerView(this.options.signer.peerId, await this.store.ledger())
   }
 
   /** The job and ledger routes of the local API. */

@@ -10,28 +10,67 @@
  *
  * Records are plain JSON; anything signed is kept as its envelope bytes and re-opened (historically)
  * when read, so a record is never trusted beyond what its signatures show.
+ *
+ * Every write also goes to the store journal (node/store-journal.ts), after the database: the journal
+ * is how a damaged database is noticed at start and rebuilt. Writes to one key are applied one at a
+ * time, so the journal's last line for a key is the value the database holds.
  */
 import type { Level } from 'level'
+import { encodeJsonLine, type StoreJournal } from '../store-journal.js'
 import type { LedgerEntry } from './views.js'
 
 type Section = 'requester' | 'provider' | 'ledger'
 type JsonSublevel = ReturnType<typeof jsonSublevel>
 
+/** The database sublevel of a market section: `market-<section>`. */
+export const marketSublevel = (section: Section | 'envelopes'): string => `market-${section}`
+
 function jsonSublevel (db: Level<string, unknown>, name: Section) {
-  return db.sublevel<string, unknown>(`market-${name}`, { valueEncoding: 'json' })
+  return db.sublevel<string, unknown>(marketSublevel(name), { valueEncoding: 'json' })
+}
+
+/** The same sublevel, written with JSON text encoded beforehand (the bytes the json encoding writes). */
+function textSublevel (db: Level<string, unknown>, name: Section) {
+  return db.sublevel<string, string>(marketSublevel(name), { valueEncoding: 'utf8' })
 }
 
 export class MarketStore {
   private readonly json: Record<Section, JsonSublevel>
+  private readonly text: Record<Section, ReturnType<typeof textSublevel>>
   private readonly envelopes
+  /** The write in flight per key (`<section>/<key>`): the next write to that key waits for it. */
+  private readonly writing = new Map<string, Promise<void>>()
+  /** Envelopes already journaled (content-addressed: written once, however often they arrive). */
+  private readonly journaled = new Set<string>()
 
-  constructor (db: Level<string, unknown>) {
+  /** Without a journal (tests that need only the records), writes go to the database alone. */
+  constructor (db: Level<string, unknown>, private readonly journal?: StoreJournal) {
     this.json = { requester: jsonSublevel(db, 'requester'), provider: jsonSublevel(db, 'provider'), ledger: jsonSublevel(db, 'ledger') }
-    this.envelopes = db.sublevel<string, Uint8Array>('market-envelopes', { valueEncoding: 'view' })
+    this.text = { requester: textSublevel(db, 'requester'), provider: textSublevel(db, 'provider'), ledger: textSublevel(db, 'ledger') }
+    this.envelopes = db.sublevel<string, Uint8Array>(marketSublevel('envelopes'), { valueEncoding: 'view' })
+  }
+
+  /** Run `write` after the write in flight to the same key, database first, then the journal. */
+  private async serially (id: string, write: () => Promise<void>): Promise<void> {
+    const previous = this.writing.get(id)
+    // with nothing in flight the database write is issued at once, as a plain put would be
+    const next = previous === undefined ? write() : previous.catch(() => {}).then(write)
+    this.writing.set(id, next)
+    try {
+      await next
+    } finally {
+      if (this.writing.get(id) === next) this.writing.delete(id)
+    }
   }
 
   async put<T> (section: Section, key: string, value: T): Promise<void> {
-    await this.json[section].put(key, value)
+    // encoded now: callers keep changing their records while a write waits its turn, and the database
+    // and the journal must hold the same value
+    const json = JSON.stringify(value)
+    await this.serially(`${section}/${key}`, async () => {
+      await this.text[section].put(key, json)
+      await this.journal?.appendLines(encodeJsonLine(section, key, json))
+    })
   }
 
   async get<T> (section: Section, key: string): Promise<T | undefined> {
@@ -45,8 +84,14 @@ export class MarketStore {
     return out
   }
 
-  async putEnvelope (cid: string, bytes: Uint8Array): Promise<void> {
-    await this.envelopes.put(cid, bytes)
+  async putEnvelope (cid: string, data: Uint8Array): Promise<void> {
+    const bytes = data.slice()
+    await this.serially(`envelopes/${cid}`, async () => {
+      await this.envelopes.put(cid, bytes)
+      if (this.journal === undefined || this.journaled.has(cid)) return
+      await this.journal.append([{ s: 'envelopes', k: cid, b: Buffer.from(bytes).toString('base64') }])
+      this.journaled.add(cid)
+    })
   }
 
   async getEnvelope (cid: string): Promise<Uint8Array | undefined> {
