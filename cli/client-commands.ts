@@ -35,10 +35,15 @@ export function bootstrapLine (b: BootstrapStatus, now: number): string {
  * there cannot find anyone, and "none found" would read as if the network had been asked.
  */
 export async function requireConnected (client: ApiClient): Promise<void> {
-  const status = await client.get<StatusInfo>('/v1/status')
-  if (status.connections > 0) return
+  const problem = notConnected(await client.get<StatusInfo>('/v1/status'))
+  if (problem !== undefined) throw problem
+}
+
+/** The NotConnectedError for a daemon with no connection at all, or undefined when it has one. */
+function notConnected (status: StatusInfo): NotConnectedError | undefined {
+  if (status.connections > 0) return undefined
   const b = status.bootstrap
-  throw new NotConnectedError(`not connected to any peer; bootstrap peers: ${b !== undefined ? bootstrapLine(b, Date.now()) : 'unknown'}`)
+  return new NotConnectedError(`not connected to any peer; bootstrap peers: ${b !== undefined ? bootstrapLine(b, Date.now()) : 'unknown'}`)
 }
 
 export async function statusCommand (command: Command): Promise<void> {
@@ -72,10 +77,16 @@ export async function providersCommand (command: Command): Promise<void> {
   const timeoutMs = opts.timeout !== undefined ? Number(opts.timeout) * 1000 : undefined
   if (timeoutMs !== undefined && !(timeoutMs > 0)) throw new UsageError(`--timeout must be a positive number of seconds, got "${opts.timeout}"`)
   const api = await client(command)
-  await requireConnected(api)
+  const status = await api.get<StatusInfo>('/v1/status')
   const result = await api.get<FindResult>('/v1/providers', {
     gpu: opts.gpu, minVram, region: opts.region, timeoutMs
   }, (timeoutMs ?? 10_000) + 5_000)
+  // with no connection only this node's own ad can match: list it, but never let "none found" stand for the network
+  const alone = notConnected(status)
+  if (alone !== undefined) {
+    if (result.providers.length === 0) throw alone
+    process.stderr.write(`gpumesh: ${alone.message}: only this node's own ad was searched\n`)
+  }
   if (opts.json === true) return out(toJson(result))
   if (result.providers.length === 0) {
     out(`no providers found (looked up ${result.key} in ${Math.round(result.elapsedMs)} ms; ${result.filtered} did not match, ${result.failures.length} unreachable)`)

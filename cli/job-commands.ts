@@ -16,9 +16,8 @@ import { formatMicros } from '../protocol/index.js'
 import { requireConnected } from './client-commands.js'
 import { collect } from './config-flags.js'
 import { dataDirOf } from './context.js'
-import { NoMarketError } from './errors.js'
 import { elapsed, oneLine, statusText, table, toJson } from './format.js'
-import { recordsOf } from './records.js'
+import { marketClient, recordsOf } from './records.js'
 
 /** A job command that could not do what was asked (exit 1): a job that did not succeed, a refused copy. */
 export class JobCommandError extends Error {
@@ -33,11 +32,7 @@ export const out = (text: string): void => { process.stdout.write(`${text}\n`) }
 
 /** The client for a market command: a bootstrap peer's API has no market routes, so say so first. */
 export async function clientOf (command: Command): Promise<ApiClient> {
-  const client = await ApiClient.fromDataDir(dataDirOf(command))
-  if (client.role === 'bootstrap') {
-    throw new NoMarketError(`the daemon for data dir ${dataDirOf(command)} is a bootstrap peer: it runs no market (buy and sell through a node: \`gpumesh node start\`)`)
-  }
-  return client
+  return marketClient(await ApiClient.fromDataDir(dataDirOf(command)), dataDirOf(command))
 }
 
 /** Micros as credits with 2–4 decimals (`1.85`, `0.0123`, `-3.50`). */

@@ -9,6 +9,15 @@ import { ApiClient, DaemonUnavailableError } from '../node/api/client.js'
 import { readStoppedNode, type StoppedNodeRecords } from '../node/market/stopped-node.js'
 import { StorageError } from '../node/storage.js'
 import { dataDirOf } from './context.js'
+import { NoMarketError } from './errors.js'
+
+/** `client`, unless it is a bootstrap peer's: that API has no market routes, so say so first. */
+export function marketClient (client: ApiClient, dataDir: string): ApiClient {
+  if (client.role === 'bootstrap') {
+    throw new NoMarketError(`the daemon for data dir ${dataDir} is a bootstrap peer: it runs no market (buy and sell through a node: \`gpumesh node start\`)`)
+  }
+  return client
+}
 
 export async function recordsOf<T> (command: Command, path: string, pick: (records: StoppedNodeRecords) => T): Promise<T> {
   const dataDir = dataDirOf(command)
@@ -31,5 +40,5 @@ export async function recordsOf<T> (command: Command, path: string, pick: (recor
       : `gpumesh: no daemon running and no records yet in ${dataDir}\n`)
     return pick(records)
   }
-  return await client.get<T>(path)
+  return await marketClient(client, dataDir).get<T>(path)
 }
