@@ -143,6 +143,16 @@ describe('market/bid-policy', () => {
       assert.equal(reason(decideBid(makeJob({ resources: { models: ['nvidia-a100', 'h100'] } }), state(), NOW)), 'bid')
     })
 
+    it('MODEL by whole words, never by substring: a10 is not an A100, l4 not an L40S', () => {
+      const a100 = makeAd({ gpus: [gpu(0, 'nvidia-a100-sxm4-80gb'), gpu(1, 'nvidia-a100-sxm4-80gb')] })
+      const l40s = makeAd({ gpus: [gpu(0, 'nvidia-l40s', 46_068), gpu(1, 'nvidia-l40s', 46_068)] })
+      assert.equal(reason(decideBid(makeJob({ resources: { models: ['a10'] } }), state(a100), NOW)), 'MODEL')
+      assert.equal(reason(decideBid(makeJob({ resources: { minVramGB: 24, models: ['l4'] } }), state(l40s), NOW)), 'MODEL')
+      assert.equal(reason(decideBid(makeJob({ resources: { models: ['a100'] } }), state(a100), NOW)), 'bid')
+      assert.equal(reason(decideBid(makeJob({ resources: { minVramGB: 24, models: ['l40s'] } }), state(l40s), NOW)), 'bid')
+      assert.deepEqual(matchingGpus(a100, makeJob({ resources: { models: ['a10'] } })), [])
+    })
+
     it('VRAM when no allowed GPU has the memory', () => {
       assert.deepEqual(decideBid(makeJob({ resources: { minVramGB: 96 } }), state(), NOW),
         { kind: 'decline', reason: 'VRAM', detail: 'no allowed GPU has 96 GB (largest 81559 MiB)' })
