@@ -205,7 +205,10 @@ export class Daemon {
       metrics: this.metrics,
       now: this.now,
       ad: () => this.ad,
-      knownAds: async (job) => (await this.findProviders(queryFor(job), { timeoutMs: 5_000 })).providers.map((p) => p.ad),
+      knownAds: async (job) => {
+        const found = await this.findProviders(queryFor(job), { timeoutMs: 5_000 })
+        return { providers: found.providers, unreachable: found.failures.map((f) => f.peerId) }
+      },
       ...this.options.market
     })
   }
@@ -401,10 +404,13 @@ function numberParam (query: URLSearchParams, name: string, min: number, max: nu
   return value
 }
 
-/** The DHT query that finds the providers a job could run on (for the no-bids explanation). */
+/**
+ * The DHT query for the no-bids explanation: broad on purpose, so the explanation can count the providers
+ * that miss the job's terms too. Only a strict single region narrows it; VRAM never does (a request larger
+ * than any GPU would otherwise find no provider at all, and say "0 of 0").
+ */
 function queryFor (job: JobRequest): ProviderQuery {
   const query: ProviderQuery = {}
-  if (job.resources.minVramGB > 0) query.minVramGB = job.resources.minVramGB
   if (job.placement.residency === 'strict' && job.placement.regions.length === 1) query.region = job.placement.regions[0] as string
   return query
 }

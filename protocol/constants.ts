@@ -102,6 +102,19 @@ export function modelSlug (name: string): string {
 }
 
 /**
+ * The rule for a job's `resources.models` (protocol/README.md §7.4a): a GPU whose model slug is `model`
+ * is one of the wanted `family` (a slug) when every `-`-separated word of `family` is a whole word of
+ * `model`, in any order. The exact slug always matches; `h100` matches `nvidia-h100-80gb-hbm3` and
+ * `nvidia-h100-nvl`; `a100-80gb` matches `nvidia-a100-sxm4-80gb` but not `nvidia-a100-sxm4-40gb`. A word
+ * never matches part of a word: `a10` is not `a100`, `l4` is not `l40s`. An empty slug matches nothing.
+ */
+export function modelInFamily (model: string, family: string): boolean {
+  if (family === '') return false
+  const words = new Set(model.split('-'))
+  return family.split('-').every((word) => words.has(word))
+}
+
+/**
  * Regions are hierarchical slugs: `eu-west` lies inside `eu`. `regionAncestry('eu-west-2')` →
  * [`eu-west-2`, `eu-west`, `eu`].
  */

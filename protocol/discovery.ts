@@ -2,7 +2,7 @@
  * Provider discovery decisions (DESIGN §4), pure: which capability key to look up for a query, and
  * whether a fetched ad answers it. The node does the lookups and fetches; the simulator reuses this.
  */
-import { marketTopic, modelSlug, regionWithin, topRegion, vramLookupBucket, vramMeetsGB } from './constants.js'
+import { marketTopic, modelInFamily, modelSlug, regionWithin, topRegion, vramLookupBucket, vramMeetsGB } from './constants.js'
 import type { CapabilityAd } from './messages/capability-ad.js'
 import type { JobRequest } from './messages/job-request.js'
 
@@ -28,14 +28,14 @@ export function lookupKeyFor (query: ProviderQuery): string {
 }
 
 /**
- * True when `model` (a slug) answers the query's `gpu` words: the words appear in the slug in any order
- * (`A100 80GB` matches `nvidia-a100-sxm4-80gb`), or the query's slug is a substring (`rtx-40`).
+ * True when `model` (a slug) answers a person's search words (`gpumesh providers --gpu …`, §7.4): the
+ * words appear in the slug in any order (`A100 80GB` matches `nvidia-a100-sxm4-80gb`), or the query's slug
+ * is a substring (`rtx-40` finds the whole 40 series). Deliberately loose, because a search only lists
+ * providers: `a10` also lists A100s. A job's `models` never use this rule; they use `modelInFamily`.
  */
 export function modelMatches (model: string, wanted: string): boolean {
   const slug = modelSlug(wanted)
-  if (model.includes(slug)) return true
-  const words = new Set(model.split('-'))
-  return slug.split('-').every((word) => words.has(word))
+  return model.includes(slug) || modelInFamily(model, slug)
 }
 
 /** True when one GPU of `ad` meets the model and VRAM terms and the ad's region is inside the query's. */

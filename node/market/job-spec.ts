@@ -11,7 +11,7 @@
  *     maxRuntime, maxStartDelay   "90s", "15m", "2h", "1h30m" or a number of seconds
  *     bidWindow                   "2s", "500ms" or a number of milliseconds
  *     minVram                     40, "40", "40GB"
- *     gpu                         a model or part of one ("h100", "NVIDIA H100 80GB"), a comma list or a list → models
+ *     gpu                         a model or whole words of one ("h100", "NVIDIA H100 80GB"; "a10" is not an A100: protocol/README.md §7.4a), a comma list or a list → models
  *     region                      a region, a comma list or a list → regions
  *     inputs                      a list (or comma list) of "file" (placed under its base name),
  *                                 "path=file" or { path?, file }; a relative file is resolved against

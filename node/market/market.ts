@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { randomNonce, type CID, type Signer } from '../../crypto/index.js'
 import {
   EVIDENCE_TOPIC, MessageRejectedError, openRoundRequest, providerTopics, sealMessage,
-  type CapabilityAd, type JobRequest, type OpenedMessage, type SealedMessage
+  type JobRequest, type KnownProviders, type OpenedMessage, type SealedMessage
 } from '../../protocol/index.js'
 import { ApiError, type Route } from '../api/server.js'
 import { BlobError, BlobStore } from '../blobs/store.js'
@@ -43,8 +43,8 @@ export interface MarketOptions {
   now: () => number
   /** This node's current signed capability ad (undefined while not selling). */
   ad: () => SealedMessage<'capability-ad'> | undefined
-  /** Capability ads of providers that might run a job (for the no-bids explanation). */
-  knownAds?: (job: JobRequest) => Promise<CapabilityAd[]>
+  /** The providers that might run a job, for the no-bids explanation: ads fetched, and DHT answers without one. */
+  knownAds?: (job: JobRequest) => Promise<KnownProviders>
   /** Executors by kind (default: setupExecutors — process, wasm and docker as configured, process only when its sandbox can run). */
   executors?: Partial<Record<'process' | 'wasm' | 'docker', Executor>>
   /** Lease and billing interval this node puts in its awards. */

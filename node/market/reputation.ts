@@ -1,13 +1,18 @@
+import { defaultScoringParams, estimateReliability, type Outcomes, type ScoringParams } from '../../protocol/index.js'
+
 /**
  * This node's own view of providers' reliability (DESIGN §7: every node computes its own), used to
- * weight bids. A first, deliberately simple estimator: a Beta(1, 1) prior updated by outcomes this
- * node saw itself (a verified receipt is a success; a failed attempt it blamed on the provider is a
- * failure), reliability = (successes + 1) / (outcomes + 2). A provider never seen is `undefined`,
- * which scoring treats as UNKNOWN_RELIABILITY. Gossiped evidence from others is not counted here: it
+ * weight bids. It counts the outcomes this node saw itself (a verified receipt is a success; a failed
+ * attempt it blamed on the provider is a failure); the estimate is protocol/market/reliability.ts's
+ * `estimateReliability`, whose prior has the scoring's unknown reliability as its mean, so one failure
+ * ranks a provider below a newcomer and one success above. A provider never seen is `undefined`, which
+ * scoring treats as that same unknown reliability. Gossiped evidence from others is not counted here: it
  * can be forged by Sybils, and weighing it is the trust layer's job.
  */
 export class Reputation {
-  private readonly outcomes = new Map<string, { ok: number, failed: number }>()
+  private readonly outcomes = new Map<string, Outcomes>()
+
+  constructor (private readonly params: Pick<ScoringParams, 'unknownReliability'> = defaultScoringParams) {}
 
   record (peer: string, ok: boolean): void {
     const o = this.outcomes.get(peer) ?? { ok: 0, failed: 0 }
@@ -19,6 +24,6 @@ export class Reputation {
   /** 0..1, or undefined for a provider this node has no outcome for. */
   reliability (peer: string): number | undefined {
     const o = this.outcomes.get(peer)
-    return o === undefined ? undefined : (o.ok + 1) / (o.ok + o.failed + 2)
+    return o === undefined ? undefined : estimateReliability(o, this.params)
   }
 }

@@ -14,7 +14,7 @@ import {
   DEFAULT_BILLING_INTERVAL_SEC, DEFAULT_LEASE_MS, EVIDENCE_TOPIC, MessageRejectedError,
   decideAward, explainNoBids, formatMicros, isRequesterFinal, jobTopics, openMessage, reduceRequester, requesterInitFromJob,
   sealMessage, startRequesterJob,
-  type CapabilityAd, type EvidenceRef, type JobRequest, type OpenedMessage, type RankedBid, type RequesterEffect,
+  type EvidenceRef, type JobRequest, type KnownProviders, type OpenedMessage, type RankedBid, type RequesterEffect,
   type RequesterEvent, type RequesterJob, type SealedMessage
 } from '../../protocol/index.js'
 import type { BlobStore } from '../blobs/store.js'
@@ -54,8 +54,8 @@ export interface RequesterOptions {
   /** Lease and billing interval put in awards (defaults: 30 s, 300 s). */
   leaseMs?: number
   billingIntervalSec?: number
-  /** Capability ads of providers that might run `job`, for the no-bids explanation (a DHT lookup). */
-  knownAds?: (job: JobRequest) => Promise<CapabilityAd[]>
+  /** The providers that might run `job`, for the no-bids explanation (a DHT lookup: ads fetched, peers without one). */
+  knownAds?: (job: JobRequest) => Promise<KnownProviders>
 }
 
 /** What is kept per award attempt: the signed award, its stream and the envelopes that may become evidence. */

@@ -50,8 +50,7 @@ import {
   type RankedBid, type ScoringParams
 } from './scoring.js'
 import type { Tier } from './types.js'
-import { regionWithin, vramMeetsGB } from '../constants.js'
-import { modelMatches } from '../discovery.js'
+import { modelInFamily, regionWithin, vramMeetsGB } from '../constants.js'
 
 /** Most bids an award can name (the award schema's limit on `considered`). */
 export const MAX_CONSIDERED = 256
@@ -179,7 +178,7 @@ function payloadFault (bid: AuctionBid, job: AuctionJob, now: number): BidReject
   const { resources, placement, sla } = job.payload
   const b = bid.payload
   if (resources.gpus > 0 && (b.gpus.length < resources.gpus || !vramMeetsGB(b.vramMiB, resources.minVramGB) ||
-    (resources.models.length > 0 && !resources.models.some((m) => modelMatches(b.model, m))))) return BidRejection.HARDWARE
+    (resources.models.length > 0 && !resources.models.some((m) => modelInFamily(b.model, m))))) return BidRejection.HARDWARE
   if (placement.residency === 'strict' && placement.regions.length > 0 && !placement.regions.some((r) => regionWithin(b.region, r))) return BidRejection.REGION
   if (b.startBy > now + sla.maxStartDelaySec * 1000) return BidRejection.LATE_START
   return undefined

@@ -14,8 +14,7 @@
  * [startedAt, endsAt); a preempted job gives up all its GPUs. Among usable GPUs the lowest indices are chosen,
  * free ones before preempted ones.
  */
-import { regionWithin, vramMeetsGB } from '../constants.js'
-import { modelMatches } from '../discovery.js'
+import { modelInFamily, regionWithin, vramMeetsGB } from '../constants.js'
 import type { CapabilityAd, GpuInfo } from '../messages/capability-ad.js'
 import type { JobRequest } from '../messages/job-request.js'
 import { MAX_CALENDAR_HORIZON_MS, firstFit, formatDuration, freeIntervals, isKnownTimeZone, nextFreeStart, windowAt, type Interval } from './calendar.js'
@@ -57,7 +56,7 @@ export function regionAllowed (job: JobRequest, region: string): boolean {
 
 /** True when the GPU is one of the job's models (or the job names none). */
 export function modelAllowed (job: JobRequest, gpu: GpuInfo): boolean {
-  return job.resources.models.length === 0 || job.resources.models.some((m) => modelMatches(gpu.model, m))
+  return job.resources.models.length === 0 || job.resources.models.some((m) => modelInFamily(gpu.model, m))
 }
 
 /** True when the GPU has the job's per-GPU VRAM (nominal GB, see vramMeetsGB). */

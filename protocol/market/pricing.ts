@@ -56,9 +56,15 @@ export function cost (pricePerGpuHour: number, gpus: number, durationMs: number)
   return toSafe(ceilDiv(BigInt(pricePerGpuHour) * BigInt(gpus) * BigInt(durationMs), BigInt(HOUR_MS)), 'cost')
 }
 
-/** Micros as credits for people: 1_500_000 → `1.50`, 1_234_567 → `1.234567`. */
+/**
+ * Micros as credits for people: 1_500_000 → `1.50`, 1_234_567 → `1.234567`, -1 → `-0.000001`. Exact for
+ * every safe integer (integer arithmetic only); anything else is not an amount and throws a RangeError.
+ */
 export function formatMicros (micros: number): string {
-  const whole = Math.floor(micros / 1_000_000)
-  const fraction = String(micros % 1_000_000).padStart(6, '0').replace(/0+$/, '').padEnd(2, '0')
-  return `${whole}.${fraction}`
+  if (!Number.isSafeInteger(micros)) throw new RangeError(`not a whole, safe number of micros: ${micros}`)
+  const abs = Math.abs(micros)
+  const rest = abs % 1_000_000
+  const whole = (abs - rest) / 1_000_000
+  const fraction = String(rest).padStart(6, '0').replace(/0+$/, '').padEnd(2, '0')
+  return `${micros < 0 ? '-' : ''}${whole}.${fraction}`
 }

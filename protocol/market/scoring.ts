@@ -41,7 +41,10 @@ export const MAX_DISTANCE_PENALTY = 0.1
 /** RTT assumed for a provider never measured: a typical cross-continent path (a 4 % penalty). */
 export const DEFAULT_RTT_MS = 200
 
-/** Reliability assumed for a provider the requester knows nothing about: new identities start low. */
+/**
+ * Reliability assumed for a provider the requester knows nothing about: new identities start low. It is
+ * also the mean of the one prior every estimate starts from (reliability.ts), so no history ranks worse.
+ */
 export const UNKNOWN_RELIABILITY = 0.25
 
 /** The scoring parameters (a plain-data object, so it survives structuredClone). */

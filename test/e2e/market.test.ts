@@ -110,7 +110,7 @@ describe('the market through the CLI: separate processes over TCP', function () 
     assert.match(result.stderr, /gpumesh: job \S+ expired: no acceptable bids/)
     assert.match(result.stdout, /no-bids +no bids in the window/)
     assert.match(result.stdout, /No bids: 0 of 2 known providers meet every constraint/)
-    assert.match(result.stdout, /Cheapest floor among them: 0\.8\d* credits\/GPU-h .*your max price is 0\.5/)
+    assert.match(result.stdout, /Cheapest floor among them: 0\.8\d* credits\/GPU-h \(provider 12D3KooW\w+\); your max price is 0\.5/)
   })
 
   it('cancelling a running job stops it on the provider, which records it and keeps running', async () => {

@@ -138,6 +138,24 @@ describe('the market: 10 providers, 1 requester (in-process)', function () {
     assert.equal(explanation.perConstraint.find((c) => c.constraint === 'WORKLOAD')?.meeting, 9)
   })
 
+  it('explains a VRAM request larger than any GPU from every provider it knows, by peer id', async () => {
+    const id = await submit({ gpus: 1, minVramGB: 500, maxPrice: 10, bidWindowMs: 300 })
+    const view = await until(id, (v) => FINAL.has(v.status) && v.explanation !== undefined, 60_000)
+    assert.equal(view.status, 'expired')
+    const explanation = view.explanation as {
+      total: number, perConstraint: Array<{ constraint: string, meeting: number }>, largestVram?: { vramMiB: number, provider: string }, summary: string[]
+    }
+    // the requester sells nothing; it knows the 10 providers, whatever their VRAM
+    assert.equal(explanation.total, PROVIDERS.length, explanation.summary.join('\n'))
+    assert.equal(explanation.perConstraint.find((c) => c.constraint === 'VRAM')?.meeting, 0)
+    assert.equal(explanation.largestVram?.vramMiB, 81_920, 'the A100 80GB reports the most')
+    assert.equal(nameOf(explanation.largestVram?.provider), 'a100-80-eu')
+    const text = explanation.summary.join('\n')
+    assert.match(text, /≥ 500 GB VRAM per GPU: 0 of 10 \(the largest on offer: 80 GB/)
+    assert.ok(text.includes(explanation.largestVram?.provider ?? '-'), 'providers are named by peer id')
+    assert.doesNotMatch(text, /#\d/, 'no provider is named by an index')
+  })
+
   it('a tampered output is detected, and the job completes elsewhere', async () => {
     const cheat = provider('a100-80-eu')
     const blob = cheat.node.services.blob

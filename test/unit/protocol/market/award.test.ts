@@ -220,6 +220,25 @@ describe('auction award (DESIGN §5)', () => {
         ]))
       })
 
+      it('drops a bid whose model only contains the wanted one (a10 is not an A100, l4 not an L40S)', () => {
+        const base = makeJob()
+        const forModels = (models: string[]): AuctionJob => {
+          const payload: JobRequest = { ...base.payload, resources: { ...base.payload.resources, models } }
+          return { cid: jobIdOf(payload), payload }
+        }
+        const make = (job: AuctionJob, provider: number, model: string): AuctionBid => {
+          const sealed = sealMessage(providers[provider] as Identity, 'bid', { ...bidPayload(job, provider, 1_000_000), model })
+          return openMessage(sealed.bytes, 'bid', { now: NOW })
+        }
+        const a10 = forModels(['a10'])
+        const onA10 = decide(a10, [make(a10, 0, 'nvidia-a100-sxm4-80gb'), make(a10, 1, 'nvidia-a10')])
+        assert.equal(awarded(onA10).winner, peer(1))
+        assert.deepEqual(onA10.rejected.map((r) => [r.signer, r.reason]), [[peer(0), 'HARDWARE']])
+        const l4 = forModels(['l4'])
+        const onL4 = decide(l4, [make(l4, 0, 'nvidia-l40s')])
+        assert.deepEqual(onL4.rejected.map((r) => [r.signer, r.reason]), [[peer(0), 'HARDWARE']])
+      })
+
       it('drops bids for another job, over maxPrice, expired or from excluded providers', () => {
         const job = makeJob('silver', 'first-price', 2 * M)
         const other = makeJob('gold')

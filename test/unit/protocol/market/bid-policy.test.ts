@@ -143,6 +143,16 @@ describe('market/bid-policy', () => {
       assert.equal(reason(decideBid(makeJob({ resources: { models: ['nvidia-a100', 'h100'] } }), state(), NOW)), 'bid')
     })
 
+    it('MODEL by whole words, never by substring: a10 is not an A100, l4 not an L40S', () => {
+      const a100 = makeAd({ gpus: [gpu(0, 'nvidia-a100-sxm4-80gb'), gpu(1, 'nvidia-a100-sxm4-80gb')] })
+      const l40s = makeAd({ gpus: [gpu(0, 'nvidia-l40s', 46_068), gpu(1, 'nvidia-l40s', 46_068)] })
+      assert.equal(reason(decideBid(makeJob({ resources: { models: ['a10'] } }), state(a100), NOW)), 'MODEL')
+      assert.equal(reason(decideBid(makeJob({ resources: { minVramGB: 24, models: ['l4'] } }), state(l40s), NOW)), 'MODEL')
+      assert.equal(reason(decideBid(makeJob({ resources: { models: ['a100'] } }), state(a100), NOW)), 'bid')
+      assert.equal(reason(decideBid(makeJob({ resources: { minVramGB: 24, models: ['l40s'] } }), state(l40s), NOW)), 'bid')
+      assert.deepEqual(matchingGpus(a100, makeJob({ resources: { models: ['a10'] } })), [])
+    })
+
     it('VRAM when no allowed GPU has the memory', () => {
       assert.deepEqual(decideBid(makeJob({ resources: { minVramGB: 96 } }), state(), NOW),
         { kind: 'decline', reason: 'VRAM', detail: 'no allowed GPU has 96 GB (largest 81559 MiB)' })
@@ -411,9 +421,16 @@ describe('market/bid-policy', () => {
       fc.assert(fc.property(loadedAd, fc.array(allocArb, { maxLength: 6 }), loadedJob, nowArb, (ad, allocs, job, now) => {
         const allocations = allocs.map((a) => a(now))
         const decision = decideBid(job, state(ad, allocations), now)
-        if (decision.kind === 'decline' && decision.reason !== 'BUSY') return assert.ok(['CALENDAR', 'GPU_COUNT'].includes(decision.reason))
         const d = job.workload.maxRuntimeSec * 1000
         const need = job.resources.gpus
+        // every GPU matches (no model or VRAM terms), the price is always acceptable, and windows start on
+        // whole minutes, so a decline is GPU_COUNT exactly when the machine is too small, CALENDAR exactly
+        // when no whole-minute start within the delay fits a window, and BUSY otherwise (checked below)
+        const got = decision.kind === 'bid' ? 'bid' : decision.reason
+        if (ad.gpus.length < need) return assert.equal(got, 'GPU_COUNT')
+        const starts = Array.from({ length: job.sla.maxStartDelaySec / 60 + 1 }, (_, i) => now + i * M)
+        if (!starts.some((s) => fits(ad.availability, s, d))) return assert.equal(got, 'CALENDAR')
+        assert.ok(got === 'bid' || got === 'BUSY', `a machine with ${ad.gpus.length} GPUs and a fitting window declined with ${got}`)
         const bronze = [...new Set(allocations.filter((a) => a.tier === 'bronze').map((a) => a.job))].sort()
         const subsets = Array.from({ length: 2 ** bronze.length }, (_, mask) => bronze.filter((_, i) => (mask >> i) & 1))
         const revenue = (jobs: string[]): number => allocations.filter((a) => a.tier === 'bronze' && a.endsAt > now && jobs.includes(a.job)).reduce((sum, a) => sum + a.price * a.gpus.length, 0)

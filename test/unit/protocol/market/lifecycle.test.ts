@@ -144,9 +144,19 @@ function only<E extends { type: string }> (effects: E[], type: string): E[] {
 
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * The scripted tests, kept as they are declared, so the transition-coverage check can replay them all into
+ * emptied sets and not depend on which tests mocha ran before it (or on mocha keeping their functions).
+ */
+const SCRIPTED: Array<{ title: string, fn: () => void }> = []
+function scripted (title: string, fn: () => void): void {
+  SCRIPTED.push({ title, fn })
+  it(title, fn)
+}
+
 describe('job lifecycle (DESIGN §5–§6)', () => {
   describe('shared billing arithmetic', () => {
-    it('charges ⌈price × gpus × ms / 3.6e6⌉ without throwing on bad input', () => {
+    scripted('charges ⌈price × gpus × ms / 3.6e6⌉ without throwing on bad input', () => {
       assert.equal(chargeFor(PRICE, 2, 60_000), 120_000)
       assert.equal(chargeFor(2_000_000, 2, 60_000), 66_667)
       assert.equal(chargeFor(Number.NaN, 2, 1000), 0)
@@ -154,7 +164,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.equal(chargeFor(Number.MAX_SAFE_INTEGER, 64, Number.MAX_SAFE_INTEGER), Number.MAX_SAFE_INTEGER)
     })
 
-    it('counts the whole intervals a cumulative payment pays for', () => {
+    scripted('counts the whole intervals a cumulative payment pays for', () => {
       fc.assert(fc.property(fc.integer({ min: 0, max: 1e12 }), fc.integer({ min: 1, max: 1e9 }), fc.integer({ min: 1, max: 64 }), fc.integer({ min: 1, max: 86_400 }),
         (cumulative, price, gpus, sec) => {
           const k = intervalsPaidBy(cumulative, price, gpus, sec * 1000)
@@ -164,7 +174,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.equal(intervalsPaidBy(0, 0, 2, 60_000), Number.POSITIVE_INFINITY)
     })
 
-    it('lists the final statuses as those without a way out', () => {
+    scripted('lists the final statuses as those without a way out', () => {
       assert.deepEqual(finalStatuses(REQUESTER_TRANSITIONS).sort(), ['cancelled', 'expired', 'failed', 'settled'])
       assert.deepEqual(finalStatuses(PROVIDER_TRANSITIONS).sort(), ['cancelled', 'declined', 'failed', 'lost', 'preempted', 'settled', 'stopped-unpaid'])
       for (const table of [REQUESTER_TRANSITIONS, PROVIDER_TRANSITIONS] as Array<Readonly<Record<string, readonly string[]>>>) {
@@ -174,19 +184,19 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
   })
 
   describe('requester', () => {
-    it('rejects settings no job can have', () => {
+    scripted('rejects settings no job can have', () => {
       assert.throws(() => startRequesterJob({ ...INIT, leaseMs: 10 }, at(0)), InvalidLifecycleConfigError)
       assert.throws(() => startRequesterJob({ ...INIT, bidWindowMs: 1.5 }, at(0)), InvalidLifecycleConfigError)
       assert.throws(() => startRequesterJob({ ...INIT, maxFailedAttempts: 0 }, at(0)), InvalidLifecycleConfigError)
     })
 
-    it('takes its settings from a job request', () => {
+    scripted('takes its settings from a job request', () => {
       const job = { expiresAt: at(5000), auction: { bidWindowMs: 700, paymentRule: 'first-price' }, resources: { gpus: 4 }, workload: { maxRuntimeSec: 90 } } as unknown as JobRequest
       const init = requesterInitFromJob(JOB, job, { leaseMs: 5000 })
       assert.deepEqual(init, { job: JOB, bidWindowMs: 700, expiresAt: at(5000), gpus: 4, maxRuntimeSec: 90, leaseMs: 5000 })
     })
 
-    it('happy path: bids → award → heartbeats and interval payments → receipt → verified → settled', () => {
+    scripted('happy path: bids → award → heartbeats and interval payments → receipt → verified → settled', () => {
       const start = startRequesterJob(INIT, at(0))
       assert.deepEqual(start.effects, [{ type: 'publish-job' }, { type: 'wake', at: at(1000) }])
       const end = traceR(start, [
@@ -218,14 +228,14 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.equal(stepR(end, tick(182_000)).effects[0]?.type, 'ignored')
     })
 
-    it('pays the receipt only up to the time it saw the job run', () => {
+    scripted('pays the receipt only up to the time it saw the job run', () => {
       const s = playR(runningRequester(), [hb(10_000, P1, 3, 'running'), receipt(11_000, P1, 10_000)]).state
       const t = stepR(s, { type: 'verification-done', now: at(11_100), ok: true })
       // 9 s seen running × 2 GPUs = 18 GPU-seconds, not the 10,000 claimed
       assert.deepEqual(t.effects, [pay(P1, 1, 18_000, 1, 18, true)])
     })
 
-    it('lease timeout: no heartbeat for a lease → failure evidence and a re-auction without the provider', () => {
+    scripted('lease timeout: no heartbeat for a lease → failure evidence and a re-auction without the provider', () => {
       const s = runningRequester()
       const t = stepR(s, tick(92_000))
       assert.deepEqual(t.effects, [
@@ -244,14 +254,14 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.equal(stepR(t.state, hb(92_600, P1, 9, 'running')).effects[0]?.type, 'ignored')
     })
 
-    it('a late tick pays only the boundaries that came while the lease held', () => {
+    scripted('a late tick pays only the boundaries that came while the lease held', () => {
       // last heartbeat at +2000: lease runs out at +92,000; boundaries at +62,000 (paid) and +122,000 (not)
       const t = stepR(runningRequester(), tick(500_000))
       assert.deepEqual(only(t.effects, 'pay'), [pay(P1, 1, 120_000, 1, 120, false)])
       assert.equal(t.state.status, 'bidding')
     })
 
-    it('no answer to the award within a lease is a no-show', () => {
+    scripted('no answer to the award within a lease is a no-show', () => {
       const s = playR(startRequesterJob(INIT, at(0)).state, [bid(100, 'b1', P1), tick(1000), closed(1000, 'b1', P1)]).state
       const t = stepR(s, tick(91_000))
       assert.deepEqual(t.effects.slice(0, 2), [
@@ -260,7 +270,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       ])
     })
 
-    it(`attempts exhausted: ${MAX_FAILED_ATTEMPTS} failed awards → failed`, () => {
+    scripted(`attempts exhausted: ${MAX_FAILED_ATTEMPTS} failed awards → failed`, () => {
       let s = startRequesterJob(INIT, at(0)).state
       let opened = 0
       let last: RequesterTransition | undefined
@@ -279,7 +289,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.deepEqual(last?.effects, [{ type: 'record-failure', subject: P3, reason: 'no-show', evidence: ['award'], detail: 'no answer to the award within one lease' }])
     })
 
-    it('decline → failure evidence and a re-auction excluding the provider', () => {
+    scripted('decline → failure evidence and a re-auction excluding the provider', () => {
       const s = playR(startRequesterJob(INIT, at(0)).state, [bid(100, 'b1', P1), bid(150, 'b2', P2), tick(1000), closed(1000, 'b1', P1)]).state
       const t = stepR(s, { type: 'award-declined', now: at(1500), provider: P1, reason: 'calendar changed' })
       assert.deepEqual(t.effects, [
@@ -293,14 +303,14 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.deepEqual(award.effects[0], { type: 'send-award', attempt: 2, bid: 'b2', provider: P2, price: PRICE, considered: ['b2'], excluded: [P1], leaseMs: 90_000, billingIntervalSec: 60 })
     })
 
-    it('a decline from another provider than the winner is ignored', () => {
+    scripted('a decline from another provider than the winner is ignored', () => {
       const s = playR(startRequesterJob(INIT, at(0)).state, [bid(100, 'b1', P1), tick(1000), closed(1000, 'b1', P1)]).state
       const t = stepR(s, { type: 'award-declined', now: at(1500), provider: P2 })
       assert.equal(t.state, s)
       assert.deepEqual(t.effects, [{ type: 'ignored', reason: 'not from the provider holding the award' }])
     })
 
-    it('tampered outputs → output-mismatch evidence and a re-auction, no final payment', () => {
+    scripted('tampered outputs → output-mismatch evidence and a re-auction, no final payment', () => {
       const t = stepR(runningRequester(), receipt(30_000, P1, 56, false))
       assert.deepEqual(t.effects, [
         { type: 'record-failure', subject: P1, reason: 'output-mismatch', evidence: ['award', 'receipt'], detail: 'the outputs do not match the receipt' },
@@ -310,7 +320,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.equal(t.state.status, 'bidding')
     })
 
-    it('a failed verification (replicas disagree) is an output mismatch too', () => {
+    scripted('a failed verification (replicas disagree) is an output mismatch too', () => {
       const s = playR(runningRequester(), [receipt(30_000, P1, 56)]).state
       const t = stepR(s, { type: 'verification-done', now: at(30_100), ok: false })
       assert.deepEqual(t.effects.slice(0, 2), [
@@ -319,7 +329,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       ])
     })
 
-    it('an executor that could not start (exit −1) is a crash', () => {
+    scripted('an executor that could not start (exit −1) is a crash', () => {
       const t = stepR(runningRequester(), receipt(30_000, P1, 0, true, -1))
       const failure = t.effects[0]
       assert.ok(failure?.type === 'record-failure')
@@ -327,7 +337,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.deepEqual(failure.evidence, ['award', 'receipt'])
     })
 
-    it('a provider reporting `failed` or `cancelled` fails the attempt', () => {
+    scripted('a provider reporting `failed` or `cancelled` fails the attempt', () => {
       for (const [state, reason] of [['failed', 'crashed'], ['cancelled', 'cancelled']] as const) {
         const t = stepR(runningRequester(), hb(5000, P1, 3, state))
         const failure = t.effects[0]
@@ -338,7 +348,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       }
     })
 
-    it('a declared output the job did not write fails the job: the receipt is paid, nobody is blamed, nothing re-runs', () => {
+    scripted('a declared output the job did not write fails the job: the receipt is paid, nobody is blamed, nothing re-runs', () => {
       const t = stepR(runningRequester(), { ...receipt(30_000, P1, 56), missingOutputs: ['result.txt'] } as RequesterEvent)
       // the same final payment a completed job gets (56 GPU-s seen), and no failure report or re-auction
       assert.deepEqual(t.effects, [pay(P1, 1, 56_000, 1, 56, true)])
@@ -355,7 +365,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.equal(stepR(runningRequester(), { ...receipt(30_000, P1, 56), missingOutputs: [] } as RequesterEvent).state.status, 'completed')
     })
 
-    it('an exec stream the provider broke ends the attempt at once, blaming it (not at the lease)', () => {
+    scripted('an exec stream the provider broke ends the attempt at once, blaming it (not at the lease)', () => {
       for (const s of [runningRequester(), playR(startRequesterJob(INIT, at(0)).state, [bid(100, 'b1', P1), tick(1000), closed(1000, 'b1', P1)]).state]) {
         const t = stepR(s, { type: 'stream-failed', now: at(5_000), provider: P1, fault: 'remote', detail: 'bad exec frame' })
         assert.deepEqual(t.effects.slice(0, 2), [
@@ -366,7 +376,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       }
     })
 
-    it('an exec stream this node could not keep up ends the job with the reason, pays the time run, blames nobody', () => {
+    scripted('an exec stream this node could not keep up ends the job with the reason, pays the time run, blames nobody', () => {
       const t = stepR(runningRequester(), { type: 'stream-failed', now: at(30_000), provider: P1, fault: 'local', detail: 'read buffer overflow' })
       assert.deepEqual(t.effects, [
         { type: 'cancel', provider: P1, reason: 'the requester\'s exec stream failed: read buffer overflow' },
@@ -377,7 +387,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.deepEqual(t.state.excluded, [])
     })
 
-    it('a stream failure from another provider, or once the receipt is in, is ignored', () => {
+    scripted('a stream failure from another provider, or once the receipt is in, is ignored', () => {
       const running = runningRequester()
       const other = stepR(running, { type: 'stream-failed', now: at(5_000), provider: P2, fault: 'remote', detail: 'x' })
       assert.equal(other.state, running)
@@ -386,7 +396,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.equal(late.state, completed)
     })
 
-    it('cancel mid-run tells the provider and pays for the work done so far', () => {
+    scripted('cancel mid-run tells the provider and pays for the work done so far', () => {
       const s = playR(runningRequester(), [hb(30_000, P1, 3, 'running'), tick(62_000), hb(62_000, P1, 4, 'running')]).state
       const t = stepR(s, { type: 'cancel', now: at(92_500) })
       // 90.5 s run → 91 s × 2 GPUs
@@ -398,7 +408,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.ok(182_000 <= requesterCommitBound(PRICE, 2, 60_000, 90_500))
     })
 
-    it('cancel before the run started owes nothing; cancel in bidding just ends the job', () => {
+    scripted('cancel before the run started owes nothing; cancel in bidding just ends the job', () => {
       const awarded = playR(startRequesterJob(INIT, at(0)).state, [bid(100, 'b1', P1), tick(1000), closed(1000, 'b1', P1)]).state
       assert.deepEqual(stepR(awarded, { type: 'cancel', now: at(1200) }).effects, [{ type: 'cancel', provider: P1, reason: 'cancelled by the requester' }])
       const bidding = stepR(startRequesterJob(INIT, at(0)).state, { type: 'cancel', now: at(10) })
@@ -406,14 +416,14 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.equal(bidding.state.status, 'cancelled')
     })
 
-    it('cancel after completion is ignored: the job is settled instead', () => {
+    scripted('cancel after completion is ignored: the job is settled instead', () => {
       const s = playR(runningRequester(), [receipt(30_000, P1, 56)]).state
       const t = stepR(s, { type: 'cancel', now: at(30_100) })
       assert.equal(t.state, s)
       assert.deepEqual(t.effects, [{ type: 'ignored', reason: 'the job has completed: settle it instead' }])
     })
 
-    it('preemption → pays the time run, re-auctions at once, blames nobody', () => {
+    scripted('preemption → pays the time run, re-auctions at once, blames nobody', () => {
       const s = runningRequester()
       const t = stepR(s, { type: 'preempted-notice', now: at(30_000), provider: P1, noticeMs: 10_000 })
       assert.deepEqual(t.effects, [
@@ -428,7 +438,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.deepEqual(viaStatus.effects, t.effects)
     })
 
-    it('preemptions do not use up the failure budget, but the award attempt limit still ends the job', () => {
+    scripted('preemptions do not use up the failure budget, but the award attempt limit still ends the job', () => {
       let s = runningRequester()
       let ms = 10_000
       while (s.status === 'running') {
@@ -442,7 +452,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.equal(s.reason, `award attempt limit (${AWARD_ATTEMPT_LIMIT}) reached`)
     })
 
-    it('no bids at close: explain, re-open once, then expire', () => {
+    scripted('no bids at close: explain, re-open once, then expire', () => {
       const start = startRequesterJob(INIT, at(0))
       traceR(start, [
         [tick(1000), [
@@ -454,19 +464,19 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       ])
     })
 
-    it('bids but no acceptable one: the award logic says so, and the job is explained the same way', () => {
+    scripted('bids but no acceptable one: the award logic says so, and the job is explained the same way', () => {
       const s = playR(startRequesterJob(INIT, at(0)).state, [bid(100, 'b1', P1), tick(1000)]).state
       const t = stepR(s, closed(1000))
       assert.deepEqual(t.effects.slice(0, 2), [{ type: 'explain', round: 1, bids: 1 }, { type: 're-auction', attempt: 1, exclude: [], reason: 'no-bids' }])
     })
 
-    it('with re-opening off, an empty round expires the job at once', () => {
+    scripted('with re-opening off, an empty round expires the job at once', () => {
       const t = stepR(startRequesterJob({ ...INIT, reopenOnNoBids: false }, at(0)).state, tick(1000))
       assert.deepEqual(t.effects, [{ type: 'explain', round: 1, bids: 0 }])
       assert.equal(t.state.status, 'expired')
     })
 
-    it('expiry: a job without an award expires at job.expiresAt', () => {
+    scripted('expiry: a job without an award expires at job.expiresAt', () => {
       const start = startRequesterJob({ ...INIT, expiresAt: at(500) }, at(0))
       assert.deepEqual(start.effects, [{ type: 'publish-job' }, { type: 'wake', at: at(500) }])
       const t = stepR(start.state, bid(600, 'b1', P1))
@@ -475,14 +485,14 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.deepEqual(t.effects, [{ type: 'ignored', reason: 'job is expired' }])
     })
 
-    it('a failure after the job expired ends it as expired instead of re-auctioning', () => {
+    scripted('a failure after the job expired ends it as expired instead of re-auctioning', () => {
       const t = stepR(runningRequester({ ...INIT, expiresAt: at(50_000) }), receipt(60_000, P1, 56, false))
       assert.equal(t.state.status, 'expired')
       assert.deepEqual(only(t.effects, 're-auction'), [])
       assert.equal(only(t.effects, 'record-failure').length, 1)
     })
 
-    it('a failure while awarded or completed ends the job when it is out of time or attempts', () => {
+    scripted('a failure while awarded or completed ends the job when it is out of time or attempts', () => {
       const awarded = playR(startRequesterJob({ ...INIT, expiresAt: at(5000) }, at(0)).state, [bid(100, 'b1', P1), tick(1000), closed(1000, 'b1', P1)]).state
       assert.equal(stepR(awarded, { type: 'award-declined', now: at(6000), provider: P1 }).state.status, 'expired')
       const completed = playR(runningRequester({ ...INIT, expiresAt: at(5000) }), [receipt(6000, P1, 8)]).state
@@ -493,7 +503,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.deepEqual(t.effects.map((e) => e.type), ['record-failure'])
     })
 
-    it('a job that runs past its max runtime (plus a lease) is stopped and re-auctioned', () => {
+    scripted('a job that runs past its max runtime (plus a lease) is stopped and re-auctioned', () => {
       let s = runningRequester({ ...INIT, maxRuntimeSec: 120 })
       const effects: RequesterEffect[] = []
       for (let ms = 30_000; s.status === 'running'; ms += 30_000) {
@@ -508,7 +518,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.equal(s.status, 'bidding')
     })
 
-    it('ignores stray events, never changing the state', () => {
+    scripted('ignores stray events, never changing the state', () => {
       const bidding = startRequesterJob(INIT, at(0)).state
       const closing = playR(bidding, [bid(100, 'b1', P1), tick(1000)]).state
       const awarded = stepR(closing, closed(1000, 'b1', P1)).state
@@ -560,7 +570,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
   })
 
   describe('provider', () => {
-    it('happy path: offered → awarded → accepted → running (heartbeats, payments) → completed → settled', () => {
+    scripted('happy path: offered → awarded → accepted → running (heartbeats, payments) → completed → settled', () => {
       const start = startProviderJob({ job: JOB, requester: REQ, bid: 'b1', gpus: 2, offerExpiresAt: at(60_000) }, at(0))
       assert.deepEqual(start.effects, [{ type: 'wake', at: at(60_000) }])
       const end = traceP(start, [
@@ -593,14 +603,14 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.equal(end.reason, 'paid in full')
     })
 
-    it('a bid that wins no award is lost when it expires', () => {
+    scripted('a bid that wins no award is lost when it expires', () => {
       const start = startProviderJob({ job: JOB, requester: REQ, bid: 'b1', gpus: 1, offerExpiresAt: at(5000) }, at(0))
       const t = stepP(start.state, tick(5000))
       assert.equal(t.state.status, 'lost')
       assert.deepEqual(t.effects, [])
     })
 
-    it('declines an award the node no longer wants', () => {
+    scripted('declines an award the node no longer wants', () => {
       const s = playP(startProviderJob({ job: JOB, requester: REQ, bid: 'b1', gpus: 1, offerExpiresAt: at(5000) }, at(0)).state,
         [{ type: 'award-received', now: at(1000), from: REQ, award: TERMS }]).state
       const t = stepP(s, { type: 'decline-award', now: at(1100), reason: 'calendar changed' })
@@ -608,7 +618,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.equal(t.state.status, 'declined')
     })
 
-    it('an award left undecided for a lease is declined', () => {
+    scripted('an award left undecided for a lease is declined', () => {
       const s = playP(startProviderJob({ job: JOB, requester: REQ, bid: 'b1', gpus: 1, offerExpiresAt: at(5000) }, at(0)).state,
         [{ type: 'award-received', now: at(1000), from: REQ, award: TERMS }]).state
       const t = stepP(s, tick(91_000))
@@ -616,7 +626,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.equal(t.state.status, 'declined')
     })
 
-    it('requester stops paying → the provider stops when the grace for the missed payment runs out', () => {
+    scripted('requester stops paying → the provider stops when the grace for the missed payment runs out', () => {
       assert.equal(paymentGraceMs(60_000), 6000)
       assert.equal(paymentGraceMs(5000), 2000)
       // interval 1 paid; the payment for interval 2 is due at +122 s, within a 6 s grace; the provider stops at +128 s
@@ -635,7 +645,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.equal(t.state.now - (s.startedAt as number) - s.paid.intervals * 60_000, 60_000 + paymentGraceMs(60_000))
     })
 
-    it('a requester that never pays is stopped when the grace after the first interval runs out', () => {
+    scripted('a requester that never pays is stopped when the grace after the first interval runs out', () => {
       assert.equal(paidUntil(runningProvider()), at(68_000))
       assert.equal(stepP(runningProvider(), tick(67_999)).state.status, 'running')
       const t = stepP(runningProvider(), tick(68_000))
@@ -643,7 +653,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.deepEqual(only(t.effects, 'record-failure'), [{ type: 'record-failure', subject: REQ, reason: 'nonpayment', evidence: ['award'], detail: 'interval payment not received within the grace after the interval ended' }])
     })
 
-    it('a payment counts only for the intervals its amount pays, whatever it claims', () => {
+    scripted('a payment counts only for the intervals its amount pays, whatever it claims', () => {
       const s = playP(runningProvider(), [payment(62_050, 119_999, 5)]).state
       assert.equal(s.paid.intervals, 0)
       assert.equal(stepP(s, tick(68_000)).state.status, 'stopped-unpaid')
@@ -651,7 +661,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.deepEqual(lower.effects, [{ type: 'ignored', reason: 'payment below an earlier one' }])
     })
 
-    it('the final payment is due within one interval of the receipt', () => {
+    scripted('the final payment is due within one interval of the receipt', () => {
       const s = playP(runningProvider(), [payment(62_050, 120_000, 1), { type: 'finished', now: at(100_000), exitCode: 0, gpuSeconds: 196 }]).state
       assert.equal(s.status, 'completed')
       const t = stepP(s, tick(160_000))
@@ -661,7 +671,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.equal(stepP(s, payment(150_000, 196_000, 2)).state.status, 'settled')
     })
 
-    it('preemption: notify the requester at once, stop when the notice runs out', () => {
+    scripted('preemption: notify the requester at once, stop when the notice runs out', () => {
       const s = runningProvider()
       const t = stepP(s, { type: 'preempt', now: at(10_000), noticeMs: 5000 })
       assert.deepEqual(t.effects, [{ type: 'notify-preemption', noticeMs: 5000 }, { type: 'wake', at: at(15_000) }])
@@ -672,7 +682,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.equal(stop.state.status, 'preempted')
     })
 
-    it('preemption before the job started stops at once', () => {
+    scripted('preemption before the job started stops at once', () => {
       const s = playP(startProviderJob({ job: JOB, requester: REQ, bid: 'b1', gpus: 2, offerExpiresAt: at(60_000) }, at(0)).state, [
         { type: 'award-received', now: at(1000), from: REQ, award: TERMS }, { type: 'accept-award', now: at(1100) }
       ]).state
@@ -681,7 +691,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.equal(t.state.status, 'preempted')
     })
 
-    it('cancel from the requester stops the work; from anyone else it is ignored', () => {
+    scripted('cancel from the requester stops the work; from anyone else it is ignored', () => {
       const s = runningProvider()
       assert.deepEqual(stepP(s, { type: 'cancel', now: at(5000), from: STRANGER }).effects, [{ type: 'ignored', reason: 'cancel not from the requester' }])
       const t = stepP(s, { type: 'cancel', now: at(5000), from: REQ })
@@ -689,7 +699,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.equal(t.state.status, 'cancelled')
     })
 
-    it('an executor that cannot start → failed, with a receipt saying so', () => {
+    scripted('an executor that cannot start → failed, with a receipt saying so', () => {
       const s = playP(startProviderJob({ job: JOB, requester: REQ, bid: 'b1', gpus: 2, offerExpiresAt: at(60_000) }, at(0)).state, [
         { type: 'award-received', now: at(1000), from: REQ, award: TERMS }, { type: 'accept-award', now: at(1100) }
       ]).state
@@ -701,7 +711,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.equal(t.state.status, 'failed')
     })
 
-    it('cancel or requester gone before the run; a crash during it', () => {
+    scripted('cancel or requester gone before the run; a crash during it', () => {
       const offered = startProviderJob({ job: JOB, requester: REQ, bid: 'b1', gpus: 2, offerExpiresAt: at(60_000) }, at(0)).state
       const awarded = stepP(offered, { type: 'award-received', now: at(1000), from: REQ, award: TERMS }).state
       const cancelled = stepP(awarded, { type: 'cancel', now: at(1050), from: REQ })
@@ -714,7 +724,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.deepEqual(crashed.effects.map((e) => e.type), ['heartbeat', 'send-receipt'])
     })
 
-    it('requester gone: stop the work and record the unpaid work', () => {
+    scripted('requester gone: stop the work and record the unpaid work', () => {
       const t = stepP(runningProvider(), { type: 'requester-gone', now: at(30_000) })
       assert.equal(t.state.status, 'stopped-unpaid')
       assert.deepEqual(t.effects.map((e) => e.type), ['stop-work', 'record-failure'])
@@ -722,7 +732,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.equal(stepP(offered, { type: 'requester-gone', now: at(10) }).state.status, 'cancelled')
     })
 
-    it('ignores stray events, never changing the state', () => {
+    scripted('ignores stray events, never changing the state', () => {
       const offered = startProviderJob({ job: JOB, requester: REQ, bid: 'b1', gpus: 2, offerExpiresAt: at(60_000) }, at(0)).state
       const running = runningProvider()
       const strays: Array<[ProviderJob, ProviderEvent]> = [
@@ -755,7 +765,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
   })
 
   describe('both machines wired together', () => {
-    it('settle an honest job for the same amount, the provider never stopping', () => {
+    scripted('settle an honest job for the same amount, the provider never stopping', () => {
       const out = wire({ runMs: 200_000 })
       assert.equal(out.requester.status, 'settled')
       assert.equal(out.provider.status, 'settled')
@@ -763,7 +773,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.deepEqual(out.failures, [])
     })
 
-    it('a requester that goes silent is stopped by the provider when the grace for the missed payment runs out', () => {
+    scripted('a requester that goes silent is stopped by the provider when the grace for the missed payment runs out', () => {
       const out = wire({ runMs: 1_000_000, requesterSilentAfter: 130_000 })
       assert.equal(out.provider.status, 'stopped-unpaid')
       const stoppedAt = out.provider.now
@@ -822,6 +832,14 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
     })
 
     it('the scripted tests exercise every transition in both tables', () => {
+      // replayed here, so the check holds alone, under --grep, or in any order
+      assert.ok(SCRIPTED.length >= 40, `found ${SCRIPTED.length} scripted tests`)
+      seenRequester.clear()
+      seenProvider.clear()
+      for (const { title, fn } of SCRIPTED) {
+        const result: unknown = fn()
+        assert.ok(!(result instanceof Promise), `${title}: scripted tests are synchronous`)
+      }
       const edges = (table: Readonly<Record<string, readonly string[]>>) => Object.entries(table).flatMap(([from, tos]) => tos.map((to) => `${from}>${to}`))
       assert.deepEqual(edges(REQUESTER_TRANSITIONS).filter((e) => !seenRequester.has(e)), [])
       assert.deepEqual(edges(PROVIDER_TRANSITIONS).filter((e) => !seenProvider.has(e)), [])

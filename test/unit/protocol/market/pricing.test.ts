@@ -125,4 +125,48 @@ describe('market/pricing', () => {
     assert.equal(formatMicros(0), '0.00')
     assert.equal(formatMicros(20_000_000), '20.00')
   })
+
+  describe('formatMicros edges', () => {
+    it('prints zero, one micro and minus one micro', () => {
+      assert.equal(formatMicros(0), '0.00')
+      assert.equal(formatMicros(-0), '0.00')
+      assert.equal(formatMicros(1), '0.000001')
+      assert.equal(formatMicros(-1), '-0.000001')
+    })
+
+    it('puts the sign once, in front, for negative amounts', () => {
+      assert.equal(formatMicros(-1_000_000), '-1.00')
+      assert.equal(formatMicros(-1_500_000), '-1.50')
+      assert.equal(formatMicros(-1_234_567), '-1.234567')
+      assert.equal(formatMicros(-999_999), '-0.999999')
+    })
+
+    it('keeps a remainder that does not divide evenly, without trailing zeros past two decimals', () => {
+      assert.equal(formatMicros(1_000_001), '1.000001')
+      assert.equal(formatMicros(3_330_000), '3.33')
+      assert.equal(formatMicros(3_333_300), '3.3333')
+      assert.equal(formatMicros(999_999), '0.999999')
+    })
+
+    it('is exact up to the largest safe integer, both signs', () => {
+      assert.equal(formatMicros(Number.MAX_SAFE_INTEGER), '9007199254.740991')
+      assert.equal(formatMicros(-Number.MAX_SAFE_INTEGER), '-9007199254.740991')
+    })
+
+    it('refuses what is not a whole, safe number of micros', () => {
+      for (const bad of [0.5, -1.5, Number.NaN, Number.POSITIVE_INFINITY, Number.MAX_SAFE_INTEGER + 1]) {
+        assert.throws(() => formatMicros(bad), RangeError, String(bad))
+      }
+    })
+
+    it('reads back as the amount (property)', () => {
+      fc.assert(fc.property(fc.maxSafeInteger(), (m) => {
+        const text = formatMicros(m)
+        assert.match(text, /^-?\d+\.\d{2,6}$/)
+        const [whole, fraction] = text.replace('-', '').split('.') as [string, string]
+        const back = BigInt(whole) * 1_000_000n + BigInt(fraction.padEnd(6, '0'))
+        assert.equal(text.startsWith('-') ? -back : back, BigInt(m))
+      }))
+    })
+  })
 })
