@@ -58,7 +58,7 @@ const SPEC_FLAGS: Array<[string, string, string, string, boolean?]> = [
   ['--network', 'network', 'network', 'let the job use the network'],
   ['--gpus <n>', 'gpus', 'gpus', 'GPUs (default 1)'],
   ['--min-vram <GB>', 'minVram', 'minVramGB', 'minimum VRAM per GPU'],
-  ['--gpu <model>', 'gpu', 'models', 'GPU model or part of it, e.g. h100 (repeatable or comma list)', true],
+  ['--gpu <model>', 'gpu', 'models', 'allowed GPU model: its slug or whole words of it, e.g. h100 or a100-80gb (never a10 for an A100); repeatable or comma list', true],
   ['--tier <tier>', 'tier', 'tier', 'gold (reserved), silver (on-demand, default) or bronze (preemptible)'],
   ['--max-price <credits>', 'maxPrice', 'maxPrice', 'price cap, credits per GPU-hour (default 10)'],
   ['--max-start-delay <duration>', 'maxStartDelay', 'maxStartDelaySec', 'longest wait for a start (default 5m)'],
