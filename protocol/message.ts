@@ -111,10 +111,20 @@ export function openMessage<K extends Kind> (bytes: Uint8Array, expected: K | re
   }
 
   if (options.replay != null && options.historical !== true) {
-    const id = spec.replayKey === 'nonce' ? toHex((payload as { nonce: Uint8Array }).nonce, 'base16') : cid.toString()
-    if (!options.replay.add(`${kind}/${signer}/${id}`, timed.expiresAt, options.now)) reject(RejectReason.REPLAY, `${kind} ${cid.toString()} from ${signer} seen before`)
+    if (!options.replay.add(replayKey({ kind, payload, cid }, signer), timed.expiresAt, options.now)) reject(RejectReason.REPLAY, `${kind} ${cid.toString()} from ${signer} seen before`)
   }
   return { kind, payload, bytes, cid, signer, publicKey: envelope.publicKey } as OpenedMessage<K>
+}
+
+/**
+ * The key under which a replay cache records `message` signed by `signer` (§6.3):
+ * `<kind>/<signer>/<id>`, where `<id>` is the hex nonce for kinds keyed by nonce and the payload CID
+ * otherwise. A sender that records its own messages MUST use this key, or a byte-identical copy of one
+ * of them coming back is not recognised as a replay (and would be accepted and forwarded).
+ */
+export function replayKey (message: Pick<SealedMessage<Kind>, 'kind' | 'payload' | 'cid'>, signer: string): string {
+  const id = KINDS[message.kind].replayKey === 'nonce' ? toHex((message.payload as { nonce: Uint8Array }).nonce, 'base16') : message.cid.toString()
+  return `${message.kind}/${signer}/${id}`
 }
 
 /**

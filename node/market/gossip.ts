@@ -9,7 +9,7 @@
 import { TopicValidatorResult, type Message } from '@libp2p/gossipsub'
 import type { PeerId } from '@libp2p/interface'
 import {
-  EVIDENCE_TOPIC, MessageRejectedError, RejectReason, ReplayCache, TOPIC_PREFIX, openMessage,
+  EVIDENCE_TOPIC, MessageRejectedError, RejectReason, ReplayCache, TOPIC_PREFIX, openMessage, replayKey,
   type Kind, type OpenedMessage, type SealedMessage
 } from '../../protocol/index.js'
 import type { GpumeshLibp2p } from '../libp2p.js'
@@ -55,9 +55,9 @@ export class MarketGossip {
 
   /** Publish a sealed message on `topics`; remembers it so a copy coming back is not handled again. */
   async publish (message: SealedMessage<GossipKind>, topics: Iterable<string>): Promise<void> {
-    const signer = this.options.node.peerId.toString()
-    const payload = message.payload as { expiresAt: number, nonce?: Uint8Array }
-    this.replay.add(`${message.kind}/${signer}/${message.cid.toString()}`, payload.expiresAt, this.options.now())
+    // the key a receiver uses (nonce or CID by kind), so a copy coming back is a REPLAY here too
+    const key = replayKey(message, this.options.node.peerId.toString())
+    this.replay.add(key, (message.payload as { expiresAt: number }).expiresAt, this.options.now())
     const pubsub = this.options.node.services.pubsub
     await Promise.all([...topics].map(async (topic) => {
       try {

@@ -1,6 +1,6 @@
 /**
  * The provider side of the market (DESIGN §5–§6): bid on the jobs this node can run, and take the
- * awards it wins. The decisions are protocol/'s: `decideBid` (bid or decline), `bidDelayMs` and
+ * awards it wins. The decisions are protocol/'s: `decideBid` (bid or decline), `bidWindowClosesAt` (until when), `bidDelayMs` and
  * `stayingSilent` (damping); each bid sent becomes an `Offer` whose provider lifecycle
  * (`reduceProvider`) provider-jobs.ts drives. This file is the market's way in:
  *
@@ -13,7 +13,7 @@
  * Nothing one job does may escape into libp2p or the daemon: every entry point catches and logs.
  */
 import {
-  MessageRejectedError, bidDelayMs, decideBid, jobTopics, openMessage, stayingSilent, startProviderJob,
+  MessageRejectedError, bidDelayMs, bidWindowClosesAt, decideBid, jobTopics, openMessage, stayingSilent, startProviderJob,
   type AwardTerms, type BidDecision, type OpenedMessage, type ProviderStatus
 } from '../../protocol/index.js'
 import type { Logger } from '../logger.js'
@@ -89,7 +89,8 @@ export class ProviderMarket {
     if (this.jobs.preempted.has(id)) return this.log.debug('not bidding on a job this node preempted', { job: id, round: roundNo })
     const job = request.payload
     const now = this.now()
-    const closesAt = (round?.opensAt ?? job.issuedAt) + job.auction.bidWindowMs
+    // timed from receipt (bounded by the skew allowance), so a clock running ahead still gets the window
+    const closesAt = bidWindowClosesAt(round?.opensAt ?? job.issuedAt, job.auction.bidWindowMs, now)
     if (now >= closesAt) return this.log.debug('the bid window has closed', { job: id, round: roundNo })
     const decision = decideBid(job, { ad: ad.payload, allocations: this.jobs.allocations() }, now)
     if (decision.kind === 'decline') return this.log.debug('not bidding', { job: id, round: roundNo, reason: decision.reason, detail: decision.detail })

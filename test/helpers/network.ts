@@ -27,6 +27,8 @@ export interface NodeSpec {
   provider?: Record<string, unknown>
   /** The lease and billing interval this node puts in its awards; damping: false turns bid damping off. */
   market?: { leaseMs?: number, billingIntervalSec?: number, damping?: boolean }
+  /** This node's clock (default Date.now): a skewed clock, e.g. () => Date.now() + 5_000. */
+  now?: () => number
 }
 
 export interface TestNetwork {
@@ -79,6 +81,7 @@ export async function startDaemon (root: string, spec: NodeSpec, options: { role
     api: false,
     peerStore: 'memory' as const,
     ...(spec.market !== undefined ? { market: spec.market } : {}),
+    ...(spec.now !== undefined ? { now: spec.now } : {}),
     libp2p: { transports: [memory()], connectionEncrypters: [plaintext()], streamMuxers: [yamux()] }
   }
   const daemon = options.role === 'bootstrap' ? await startBootstrap(daemonOptions) : await Daemon.start({ ...daemonOptions, role: 'node' })

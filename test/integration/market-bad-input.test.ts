@@ -78,6 +78,52 @@ describe('the market under bad input (in-process)', function () {
     assert.ok(await rejections(requester) > rejectedBefore, 'the requester counted the rejected messages')
   })
 
+  it('a byte-identical replay of a job request is ignored as a REPLAY by every node, its requester too, and not re-gossiped', async () => {
+    // the attacker records the requester's job request as gossiped
+    const seen: Uint8Array[] = []
+    const attackerPubsub = attacker.node.services.pubsub
+    const onSeen = (evt: CustomEvent<Message>): void => { if (evt.detail.topic === marketTopic()) seen.push(evt.detail.data) }
+    attackerPubsub.addEventListener('message', onSeen)
+    // every other node reports each copy of the job it accepts (and so forwards)
+    const attackerId = attacker.node.peerId.toString()
+    const others = net.all.filter((d) => d !== attacker)
+    const accepted = new Map<Daemon, number>(others.map((d) => [d, 0]))
+    const counters = others.map((d) => {
+      const onMessage = (evt: CustomEvent<Message>): void => {
+        const m = evt.detail
+        if (m.type === 'signed' && m.from.toString() === attackerId && isJob(m.data)) accepted.set(d, (accepted.get(d) ?? 0) + 1)
+      }
+      d.node.services.pubsub.addEventListener('message', onMessage)
+      return () => { d.node.services.pubsub.removeEventListener('message', onMessage) }
+    })
+    const isJob = (bytes: Uint8Array): boolean => { try { openMessage(bytes, 'job-request', { now: Date.now() }); return true } catch { return false } }
+    try {
+      const replaysBefore = await rejections(requester, 'REPLAY')
+      const { job: id } = await requester.market!.submit(job({ bidWindowMs: 2_500 }))
+      const deadline = Date.now() + 20_000
+      let original: Uint8Array | undefined
+      while ((original = seen.find((b) => isJob(b) && openMessage(b, 'job-request', { now: Date.now() }).cid.toString() === id)) === undefined) {
+        if (Date.now() > deadline) assert.fail('the attacker never saw the job request')
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      await attackerPubsub.publish(marketTopic(), original.slice())
+      // the requester has the job's nonce on record: it ignores the copy as a replay
+      const until2 = Date.now() + 10_000
+      while (await rejections(requester, 'REPLAY') <= replaysBefore) {
+        if (Date.now() > until2) assert.fail(`the requester accepted a replay of its own job (accepted: ${[...accepted.values()].join(', ')})`)
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      // give any forwarded copy time to arrive
+      await new Promise((resolve) => setTimeout(resolve, 1_000))
+      for (const [daemon, count] of accepted) assert.equal(count, 0, `${daemon.node.peerId.toString()} accepted the replayed job request`)
+      const view = await until(requester, id, (v) => FINAL.has(v.status))
+      assert.equal(view.status, 'settled', view.reason)
+    } finally {
+      attackerPubsub.removeEventListener('message', onSeen)
+      for (const stop of counters) stop()
+    }
+  })
+
   it('a job spec that is not valid is a 400 naming the problem, and nothing is submitted', async () => {
     const before = requester.market!.requester.list().length
     await assert.rejects(requester.market!.submit({ command: [], gpus: 65 }), (err: unknown) =>
@@ -120,7 +166,7 @@ describe('the market under bad input (in-process)', function () {
   })
 })
 
-async function rejections (daemon: Daemon): Promise<number> {
+async function rejections (daemon: Daemon, reason?: string): Promise<number> {
   const metric = await daemon.metrics.messagesRejected.get()
-  return metric.values.reduce((n, v) => n + v.value, 0)
+  return metric.values.filter((v) => reason === undefined || v.labels.reason === reason).reduce((n, v) => n + v.value, 0)
 }

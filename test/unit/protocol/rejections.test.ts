@@ -3,7 +3,7 @@ import * as dagCbor from '@ipld/dag-cbor'
 import { Identity, NobleEd25519, encodeVarint, sealEnvelope } from '../../../crypto/index.js'
 import {
   DEFAULT_CLOCK_SKEW_MS, ENVELOPE_DOMAIN, KINDS, MAX_ENVELOPE_BYTES, MessageRejectedError, ReplayCache, RejectReason,
-  openMessage, payloadTypeOf, sealMessage, validatePayload, type JobRequest, type RejectReason as Reason
+  openMessage, payloadTypeOf, replayKey, sealMessage, validatePayload, type JobRequest, type RejectReason as Reason
 } from '../../../protocol/index.js'
 import { NOW } from '../../helpers/arbitraries.js'
 
@@ -173,6 +173,22 @@ describe('protocol message rejections', () => {
     openMessage(sealMessage(other, 'job-request', job()).bytes, 'job-request', { now: NOW, replay })
     // a fresh nonce is fine
     openMessage(sealMessage(requester, 'job-request', job({ nonce: new Uint8Array(16).fill(10) })).bytes, 'job-request', { now: NOW, replay })
+  })
+
+  it('REPLAY: a sender that records its own message under replayKey refuses a copy of it coming back', () => {
+    // the job request is keyed by nonce, a bid by CID: recording either under its CID alone would miss the job
+    const sent = sealMessage(requester, 'job-request', job())
+    assert.equal(replayKey(sent, requester.peerId), `job-request/${requester.peerId}/${'09'.repeat(16)}`)
+    const replay = new ReplayCache()
+    assert.ok(replay.add(replayKey(sent, requester.peerId), sent.payload.expiresAt, NOW))
+    rejects(RejectReason.REPLAY, () => openMessage(sent.bytes, 'job-request', { now: NOW, replay }))
+    const bid = sealMessage(other, 'bid', {
+      v: 1, issuedAt: NOW, expiresAt: NOW + 60_000, job: sent.cid, provider: other.peerId,
+      price: 1_000_000, gpus: ['GPU-1'], model: 'nvidia-l4', vramMiB: 23_034, region: 'eu', startBy: NOW, ad: sent.cid
+    })
+    assert.equal(replayKey(bid, other.peerId), `bid/${other.peerId}/${bid.cid.toString()}`)
+    assert.ok(replay.add(replayKey(bid, other.peerId), bid.payload.expiresAt, NOW))
+    rejects(RejectReason.REPLAY, () => openMessage(bid.bytes, 'bid', { now: NOW, replay }))
   })
 
   it('SIGNER_MISMATCH: a bid re-signed by a peer other than its provider', () => {
