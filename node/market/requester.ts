@@ -709,7 +709,7 @@ export class RequesterMarket {
       seq: attempt.paySeq,
       gpuSeconds: effect.gpuSeconds,
       ...(effect.final ? { owed: effect.cumulative } : {}),
-      state: effect.final ? 'final' : 'open',
+      state: effect.final ? (effect.ending ?? 'final') : 'open',
       updatedAt: now
     })
     if (effect.final) this.event(active, 'paid', `paid ${credits(effect.cumulative)} in all to ${short(effect.payee)} (${effect.gpuSeconds} GPU-s)`, effect.payee)

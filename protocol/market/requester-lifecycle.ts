@@ -242,7 +242,16 @@ export interface PayEffect {
   gpuSeconds: number
   /** The last payment under this award (completion, cancel, preemption). */
   final: boolean
+  /**
+   * On a final payment: how the award ended, in the provider's words (its ledger state), so both
+   * ledgers record the same ending: `settled` (completed), `cancelled` (this side sent a cancel),
+   * `preempted`.
+   */
+  ending?: AwardEnding
 }
+
+/** How an award ended, as both sides' ledgers record it. */
+export type AwardEnding = 'settled' | 'cancelled' | 'preempted'
 
 export type RequesterEffect =
   | { type: 'publish-job' }
@@ -459,7 +468,7 @@ function onStreamFailed (s: RequesterJob, e: StreamFailedEvent, now: number): Re
   const detail = typeof e.detail === 'string' ? e.detail.slice(0, 400) : 'the exec stream failed'
   if (e.fault === 'remote') return failAttempt(s, now, 'no-heartbeat', ['award', 'last-status'], `exec stream: ${detail}`)
   const effects: RequesterEffect[] = [{ type: 'cancel', provider: a.provider, reason: `the requester's exec stream failed: ${detail}`.slice(0, 200) }]
-  const pay = payForWorkDone(a, s.config, now)
+  const pay = payForWorkDone(a, s.config, now, 'cancelled')
   if (pay !== undefined) effects.push(pay)
   return { state: end(s, 'failed', `exec stream (this node): ${detail}`), effects }
 }
@@ -472,7 +481,7 @@ function onPreemptedNotice (s: RequesterJob, provider: string, now: number): Req
 
 /** A gold/silver job displaced ours: pay for the time run, re-auction, blame nobody. */
 function preempted (s: RequesterJob, now: number): RequesterTransition {
-  const pay = s.award === undefined ? undefined : payForWorkDone(s.award, s.config, now)
+  const pay = s.award === undefined ? undefined : payForWorkDone(s.award, s.config, now, 'preempted')
   const next = reauction(s, now, 'preempted')
   return { state: next.state, effects: [...(pay === undefined ? [] : [pay]), ...next.effects] }
 }
@@ -548,7 +557,7 @@ function onCancel (s: RequesterJob, now: number): RequesterTransition {
   const a = s.award
   if (a === undefined) return { state: end(s, 'cancelled', 'cancelled by the requester'), effects: [] }
   const effects: RequesterEffect[] = [{ type: 'cancel', provider: a.provider, reason: 'cancelled by the requester' }]
-  const pay = payForWorkDone(a, s.config, now)
+  const pay = payForWorkDone(a, s.config, now, 'cancelled')
   if (pay !== undefined) effects.push(pay)
   return { state: end(s, 'cancelled', 'cancelled by the requester'), effects }
 }
@@ -574,14 +583,17 @@ function intervalPayment (a: Engagement, c: RequesterConfig, k: number): PayEffe
   return { type: 'pay', payee: a.provider, attempt: a.attempt, cumulative, interval: k, gpuSeconds: c.gpus * (ms / 1000), final: false }
 }
 
-/** What the time run so far costs, as a final payment; undefined when nothing more is owed. */
-function payForWorkDone (a: Engagement, c: RequesterConfig, now: number): PayEffect | undefined {
+/**
+ * What the time run so far costs, as a final payment; undefined when the run never started. When
+ * the interval payments already cover it, the final payment repeats what was committed: it closes
+ * the award on both ledgers with its ending.
+ */
+function payForWorkDone (a: Engagement, c: RequesterConfig, now: number, ending: AwardEnding): PayEffect | undefined {
   if (a.runStartedAt === undefined) return undefined
   const seconds = Math.min(ceilSeconds(now - a.runStartedAt), c.maxRuntimeMs / 1000)
-  const cumulative = chargeFor(a.price, c.gpus, seconds * 1000)
-  if (cumulative <= a.committed) return undefined
+  const cumulative = Math.max(a.committed, chargeFor(a.price, c.gpus, seconds * 1000))
   const interval = Math.max(a.paidIntervals, Math.ceil(seconds * 1000 / c.billingIntervalMs))
-  return { type: 'pay', payee: a.provider, attempt: a.attempt, cumulative, interval, gpuSeconds: c.gpus * seconds, final: true }
+  return { type: 'pay', payee: a.provider, attempt: a.attempt, cumulative, interval, gpuSeconds: c.gpus * seconds, final: true, ending }
 }
 
 /** The receipt's GPU-seconds, capped by the time seen running and the max runtime; never below what is committed. */
@@ -591,7 +603,7 @@ function finalPayment (a: Engagement, c: RequesterConfig): PayEffect {
   const gpuSeconds = Math.min(receipt.gpuSeconds, c.gpus * seenSeconds)
   const cumulative = Math.max(a.committed, chargeFor(a.price, 1, gpuSeconds * 1000))
   const interval = Math.max(a.paidIntervals, Math.ceil(gpuSeconds * 1000 / (c.gpus * c.billingIntervalMs)))
-  return { type: 'pay', payee: a.provider, attempt: a.attempt, cumulative, interval, gpuSeconds, final: true }
+  return { type: 'pay', payee: a.provider, attempt: a.attempt, cumulative, interval, gpuSeconds, final: true, ending: 'settled' }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { CID } from '../../crypto/index.js'
 import type { Daemon } from '../../node/daemon.js'
 import type { AuditResult } from '../../node/market/audit.js'
-import type { JobView } from '../../node/market/views.js'
+import type { JobView, LedgerEntry } from '../../node/market/views.js'
 import { startNetwork, waitForAnnouncements, type NodeSpec, type TestNetwork } from '../helpers/network.js'
 
 /**
@@ -156,6 +156,32 @@ describe('the market: 10 providers, 1 requester (in-process)', function () {
     assert.doesNotMatch(text, /#\d/, 'no provider is named by an index')
   })
 
+  it('a running job cancelled after a paid interval: both ledgers record the same amount and ending', async () => {
+    // two H100s in eu-west under 4: h100-eu alone (3.0); it runs until cancelled
+    const id = await submit({ gpus: 2, models: ['h100'], regions: ['eu-west'], residency: 'strict', maxPrice: 4, command: ['/bin/sh', '-c', 'sleep 30; echo late > out.txt'] })
+    await until(id, (v) => v.status === 'running' && v.events.some((e) => e.type === 'accepted'))
+    // one billing interval (2 s) paid, then part of the next one run
+    await new Promise((resolve) => setTimeout(resolve, 3_000))
+    await requester.market!.requester.cancel(id)
+    const seller = provider('h100-eu')
+    const both = async (): Promise<[LedgerEntry, LedgerEntry]> => {
+      const deadline = Date.now() + 20_000
+      while (true) {
+        const spent = (await requester.market!.ledger()).entries.find((e) => e.job === id)
+        const earned = (await seller.market!.ledger()).entries.find((e) => e.job === id)
+        if (spent !== undefined && earned !== undefined && spent.state !== 'open' && earned.state !== 'open' && spent.cumulative === earned.cumulative) return [spent, earned]
+        if (Date.now() > deadline) assert.fail(`ledgers disagree: requester ${JSON.stringify(spent)}, provider ${JSON.stringify(earned)}`)
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+    }
+    const [spent, earned] = await both()
+    assert.equal(spent.award, earned.award)
+    assert.ok(spent.cumulative > 0, 'the time run is paid')
+    assert.equal(earned.cumulative, spent.cumulative)
+    assert.equal(spent.state, 'cancelled')
+    assert.equal(earned.state, 'cancelled')
+  })
+
   it('a tampered output is detected, and the job completes elsewhere', async () => {
     const cheat = provider('a100-80-eu')
     const blob = cheat.node.services.blob
@@ -200,6 +226,13 @@ describe('the market: 10 providers, 1 requester (in-process)', function () {
     assert.equal(bronzeView.status, 'settled', bronzeView.reason)
     assert.equal(nameOf(bronzeView.award?.provider), '4090-eu', bronzeView.events.map((e) => `${e.type}: ${e.text} ${nameOf(e.peer)}`).join('\n'))
     assert.ok(bronzeView.events.some((e) => e.type === 're-auction' && e.text.includes('preempted')), JSON.stringify(bronzeView.events))
+    // the preempted award: both ledgers hold the same amount and say preempted
+    const seller = provider('4090-us')
+    const spent = (await requester.market!.ledger()).entries.find((e) => e.job === bronze && e.counterparty === seller.identity.peerId)
+    const earned = (await seller.market!.ledger()).entries.find((e) => e.job === bronze)
+    assert.ok(spent !== undefined && earned !== undefined, 'both sides hold the preempted award')
+    assert.deepEqual([spent.award, spent.cumulative, spent.state], [earned.award, earned.cumulative, earned.state])
+    assert.equal(earned.state, 'preempted')
     // the provider that displaced it does not bid on its next round (it could only start it later)
     assert.ok(!bronzeView.bids.some((b) => nameOf(b.provider) === '4090-us'), JSON.stringify(bronzeView.bids))
   })
