@@ -55,6 +55,7 @@ import {
   isCount, isId, isTime, scheduleWake,
   type Deadline, type EvidenceRef, type IgnoredEffect, type RecordFailureEffect, type Transition, type TransitionTable, type WakeEffect
 } from './lifecycle-shared.js'
+import { admitBid, storeBid, type BidRefusal, type HeldBid } from './bid-store.js'
 
 export type RequesterStatus =
   | 'bidding' | 'awarded' | 'running' | 'completed' | 'verified' | 'settled'
@@ -75,8 +76,6 @@ export const REQUESTER_TRANSITIONS: TransitionTable<RequesterStatus> = Object.fr
 
 const FINAL: ReadonlySet<RequesterStatus> = new Set(finalStatuses(REQUESTER_TRANSITIONS))
 
-/** Most bids kept per round: the award schema's limit on `considered`. */
-export const MAX_BIDS_PER_ROUND = 256
 /** Most providers an award can exclude (award schema). */
 const MAX_EXCLUDED = 64
 
@@ -155,7 +154,8 @@ export function createRequesterConfig (init: RequesterJobInit): RequesterConfig 
 // ---------------------------------------------------------------------------------------------
 
 /** A bid as the lifecycle tracks it: its CID and its signer. */
-export interface BidRef { bid: string, provider: string }
+/** A bid of the round, as the bid store holds it (bid-store.ts). */
+export type BidRef = HeldBid
 
 /** The award logic's choice, passed in with `bidding-closed`. */
 export interface AwardChoice { bid: string, provider: string, price: number }
@@ -211,7 +211,8 @@ export interface RequesterJob {
 }
 
 export type RequesterEvent =
-  | { type: 'bid-received', now: number, bid: string, provider: string }
+  /** A bid that passed screening on arrival (`assessBid`), with its price and effective price. */
+  | { type: 'bid-received', now: number, bid: string, provider: string, price: number, effectivePrice: number }
   /** The award logic's answer to `close-auction` (for that `round`, when given); no winner = none acceptable. */
   | { type: 'bidding-closed', now: number, round?: number, winner?: AwardChoice }
   | { type: 'award-accepted', now: number, provider: string }
@@ -348,15 +349,22 @@ function openAuction (round: number, now: number, config: RequesterConfig, reope
   return { round, closesAt: now + config.bidWindowMs, closing: false, reopened, bids: [] }
 }
 
-function onBid (s: RequesterJob, e: { bid: string, provider: string }): RequesterTransition {
+const REFUSALS: Record<BidRefusal, string> = {
+  DUPLICATE: 'duplicate bid',
+  PEER_HAS_BETTER: 'the provider has a better bid this round',
+  OUTRANKED: 'the round\'s bids are full and all rank before it'
+}
+
+/** A screened bid: into the round's bounded store (bid-store.ts), maybe in place of a worse one. */
+function onBid (s: RequesterJob, e: HeldBid): RequesterTransition {
   if (s.status !== 'bidding') return ignore(s, `not taking bids while ${s.status}`)
   if (s.auction.closing) return ignore(s, 'bid window closed')
-  if (!isId(e.bid) || !isId(e.provider)) return ignore(s, 'malformed bid')
+  if (!isId(e.bid) || !isId(e.provider) || !isCount(e.price) || !Number.isFinite(e.effectivePrice) || e.effectivePrice < 0) return ignore(s, 'malformed bid')
   if (s.excluded.includes(e.provider)) return ignore(s, 'provider excluded after a failed attempt')
-  if (s.auction.bids.some((b) => b.bid === e.bid)) return ignore(s, 'duplicate bid')
-  if (s.auction.bids.length >= MAX_BIDS_PER_ROUND) return ignore(s, 'too many bids this round')
-  const bids = [...s.auction.bids, { bid: e.bid, provider: e.provider }]
-  return { state: { ...s, auction: { ...s.auction, bids } }, effects: [] }
+  const arriving: HeldBid = { bid: e.bid, provider: e.provider, price: e.price, effectivePrice: e.effectivePrice }
+  const admission = admitBid(s.auction.bids, arriving)
+  if (admission.kind === 'refuse') return ignore(s, REFUSALS[admission.reason])
+  return { state: { ...s, auction: { ...s.auction, bids: [...storeBid(s.auction.bids, arriving, admission)] } }, effects: [] }
 }
 
 /** The bid window closed: ask for a decision, or handle an empty round at once. */

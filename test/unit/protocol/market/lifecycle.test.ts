@@ -101,7 +101,8 @@ function traceP (start: ProviderTransition, rows: Array<[ProviderEvent, Provider
 }
 
 const tick = (ms: number) => ({ type: 'tick' as const, now: at(ms) })
-const bid = (ms: number, b: string, provider: string): RequesterEvent => ({ type: 'bid-received', now: at(ms), bid: b, provider })
+/** A screened bid; its effective price is its price unless given. */
+const bid = (ms: number, b: string, provider: string, price = 1000, effectivePrice = price): RequesterEvent => ({ type: 'bid-received', now: at(ms), bid: b, provider, price, effectivePrice })
 const closed = (ms: number, b?: string, provider?: string, price = PRICE): RequesterEvent =>
   b === undefined || provider === undefined ? { type: 'bidding-closed', now: at(ms) } : { type: 'bidding-closed', now: at(ms), winner: { bid: b, provider, price } }
 const accepted = (ms: number, provider: string): RequesterEvent => ({ type: 'award-accepted', now: at(ms), provider })
@@ -203,7 +204,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       const end = traceR(start, [
         [bid(100, 'b2', P2), [], 'bidding'],
         [bid(200, 'b1', P1), [], 'bidding'],
-        [tick(1000), [{ type: 'close-auction', round: 1, bids: [{ bid: 'b2', provider: P2 }, { bid: 'b1', provider: P1 }], exclude: [] }, { type: 'wake', at: at(3_600_000) }], 'bidding'],
+        [tick(1000), [{ type: 'close-auction', round: 1, bids: [{ bid: 'b2', provider: P2, price: 1000, effectivePrice: 1000 }, { bid: 'b1', provider: P1, price: 1000, effectivePrice: 1000 }], exclude: [] }, { type: 'wake', at: at(3_600_000) }], 'bidding'],
         [closed(1000, 'b1', P1), [
           { type: 'send-award', attempt: 1, bid: 'b1', provider: P1, price: PRICE, considered: ['b1', 'b2'], excluded: [], leaseMs: 90_000, billingIntervalSec: 60 },
           { type: 'wake', at: at(91_000) }
@@ -899,7 +900,7 @@ const isFinalP = (s: ProviderStatus): boolean => PROVIDER_TRANSITIONS[s].length 
 
 const providerArb = fc.constantFrom(P1, P2, P3)
 const bidIndex = fc.integer({ min: 0, max: 3 })
-const bidOf = (i: number): { bid: string, provider: string } => ({ bid: `b${i}`, provider: PROVIDERS[i % 3] as string })
+const bidOf = (i: number): { bid: string, provider: string, price: number, effectivePrice: number } => ({ bid: `b${i}`, provider: PROVIDERS[i % 3] as string, price: 1000 + i, effectivePrice: 1000 + i })
 
 /** Events without times; times are laid down afterwards (mostly forward, sometimes backwards). */
 type Timeless<E> = E extends unknown ? Omit<E, 'now'> : never
@@ -1078,7 +1079,7 @@ function guidedRequesterEvent (s: RequesterJob, c: Choice, i: number, now: numbe
   const provider = c.fits && a !== undefined ? a.provider : PROVIDERS[c.a % 3] as string
   switch (pick(REQUESTER_MIX, c.kind)) {
     case 'bid-received':
-      return c.fits ? { type: 'bid-received', now, bid: `b-${i}`, provider: PROVIDERS[c.a % 3] as string } : { type: 'bid-received', now, ...bidOf(c.a % 4) }
+      return c.fits ? { type: 'bid-received', now, bid: `b-${i}`, provider: PROVIDERS[c.a % 3] as string, price: c.b, effectivePrice: c.b } : { type: 'bid-received', now, ...bidOf(c.a % 4) }
     case 'bidding-closed': {
       const bids = s.auction.bids
       const winner = c.fits ? bids[c.a % Math.max(1, bids.length)] : bidOf(c.a % 4)
@@ -1193,7 +1194,7 @@ function wire (options: WireOptions): WireResult {
   const onRequester = (t: number, effects: RequesterEffect[]): void => {
     for (const e of effects) {
       switch (e.type) {
-        case 'publish-job': toR(t + 2 * latency, { type: 'bid-received', bid: 'b1', provider: P1 }); break
+        case 'publish-job': toR(t + 2 * latency, { type: 'bid-received', bid: 'b1', provider: P1, price: PRICE, effectivePrice: PRICE }); break
         case 'close-auction': toR(t, { type: 'bidding-closed', winner: { bid: 'b1', provider: P1, price: PRICE } }); break
         case 'send-award':
           toP(t + latency, {
