@@ -29,7 +29,7 @@ import { MAX_LOG_BYTES } from './provider-io.js'
 import { Reputation } from './reputation.js'
 import type { MarketStore } from './store.js'
 import { jobView, type JobRecord } from './requester-views.js'
-import type { JobView, LogsView, ResultView } from './views.js'
+import type { JobView, LedgerEntry, LogsView, ResultView } from './views.js'
 
 /** Most bytes of outputs fetched for one job, all files together. */
 export const MAX_OUTPUT_BYTES = 256 * 1024 * 1024
@@ -747,6 +747,9 @@ export class RequesterMarket {
     })
     this.reputation.record(effect.subject, false)
     await this.options.store.putEnvelope(report.cid.toString(), report.bytes)
+    // the failed award's ledger entry ends here, at what was committed (the provider holds that payment)
+    const entry = attempt === undefined ? undefined : await this.options.store.get<LedgerEntry>('ledger', attempt.award.cid.toString())
+    if (entry?.state === 'open') await this.options.store.putLedger({ ...entry, state: 'failed', updatedAt: now })
     this.event(active, 'failure', `${effect.reason}${effect.detail !== undefined ? `: ${effect.detail}` : ''}`, effect.subject)
     attempt?.channel?.abort(new Error(`attempt failed: ${effect.reason}`))
     await this.options.gossip.publish(report, [EVIDENCE_TOPIC])

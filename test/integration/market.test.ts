@@ -240,15 +240,25 @@ describe('the market: 10 providers, 1 requester (in-process)', function () {
   it('a provider killed mid-job: the job is re-auctioned without it and completes', async () => {
     // A100 40 GB in us: a100-us-pricey (5.0) only under a cap of 6 … make the victim the cheapest instead:
     // ≥ 40 GB in us: l40s-us (0.8), then a100-us-pricey (5.0)
-    const id = await submit({ gpus: 1, minVramGB: 40, regions: ['us'], residency: 'strict', maxPrice: 6, command: ['/bin/sh', '-c', 'sleep 2; echo done > out.txt'] })
-    await until(id, (v) => v.status === 'running' && v.events.some((e) => e.type === 'accepted'))
+    const id = await submit({ gpus: 1, minVramGB: 40, regions: ['us'], residency: 'strict', maxPrice: 6, command: ['/bin/sh', '-c', 'sleep 4; echo done > out.txt'] })
+    // killed after its first billing interval (2 s) was paid
+    await until(id, (v) => v.status === 'running' && v.paid > 0)
     const victim = requester.market?.requester.view(id)?.award?.provider
     assert.equal(nameOf(victim), 'l40s-us')
+    let victimAward: LedgerEntry | undefined
+    for (let i = 0; i < 100 && victimAward === undefined; i++) {
+      victimAward = (await requester.market!.ledger()).entries.find((e) => e.job === id && e.counterparty === victim)
+      if (victimAward === undefined) await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    assert.equal(victimAward?.state, 'open')
     await provider('l40s-us').stop()
     const view = await final(id, 90_000)
     assert.equal(view.status, 'settled', view.reason)
     assert.equal(nameOf(view.award?.provider), 'a100-us-pricey')
     assert.ok(view.events.some((e) => e.type === 'failure' && e.peer === victim), JSON.stringify(view.events))
+    // the failed award's ledger entry is closed as failed at what was paid, not left open
+    const failed = (await requester.market!.ledger()).entries.find((e) => e.award === victimAward?.award)
+    assert.deepEqual([failed?.state, failed?.cumulative], ['failed', victimAward?.cumulative])
   })
 
   it('inputs reach the job, hash-checked', async () => {
