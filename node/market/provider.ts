@@ -214,14 +214,16 @@ export class ProviderMarket {
   private onFrame (offer: Offer, frame: ExecFrame): void {
     if (frame.type === 'log') return this.log.debug('log frame from the requester ignored', { job: idOf(offer) })
     if (frame.type === 'credit') return this.jobs.onLogCredit(offer, frame.upTo)
-    if (offer.finalized) return
     let message: OpenedMessage<'payment' | 'job-cancel'>
     try {
       message = openMessage(frame.bytes, ['payment', 'job-cancel'], { now: this.now() })
     } catch (err) {
       if (!isRejection(err)) throw err
+      if (offer.finalized) return
       return this.dropFrame(offer, 'exec', err.reason, err.message)
     }
+    // after the end only the requester's payment for the time run counts (the lifecycle decides)
+    if (offer.finalized && message.kind !== 'payment') return
     const award = offer.award as OpenedMessage<'award'>
     const p = message.payload
     if (message.signer !== offer.request.signer) return this.dropFrame(offer, message.kind, 'NOT_REQUESTER', 'not signed by the requester')

@@ -12,7 +12,7 @@ import { peerIdFromString } from '@libp2p/peer-id'
 import { CID, decodeCanonical, type Signer } from '../../crypto/index.js'
 import {
   DEFAULT_BILLING_INTERVAL_SEC, DEFAULT_LEASE_MS, EVIDENCE_TOPIC, MessageRejectedError,
-  decideAward, explainNoBids, formatMicros, isRequesterFinal, jobTopics, openMessage, reduceRequester, requesterInitFromJob,
+  assessBid, decideAward, explainNoBids, formatMicros, isRequesterFinal, jobTopics, openMessage, reduceRequester, requesterInitFromJob,
   sealMessage, startRequesterJob,
   type EvidenceRef, type JobRequest, type KnownProviders, type OpenedMessage, type RankedBid, type RequesterEffect,
   type RequesterEvent, type RequesterJob, type SealedMessage
@@ -29,7 +29,7 @@ import { MAX_LOG_BYTES } from './provider-io.js'
 import { Reputation } from './reputation.js'
 import type { MarketStore } from './store.js'
 import { jobView, type JobRecord } from './requester-views.js'
-import type { JobView, LogsView, ResultView } from './views.js'
+import type { JobView, LedgerEntry, LogsView, ResultView } from './views.js'
 
 /** Most bytes of outputs fetched for one job, all files together. */
 export const MAX_OUTPUT_BYTES = 256 * 1024 * 1024
@@ -164,19 +164,31 @@ export class RequesterMarket {
     return id
   }
 
-  /** A bid seen on gossip: counted when it is for one of our jobs in its bidding round. */
+  /**
+   * A bid seen on gossip: for one of our jobs in its bidding round, screened on arrival and kept in
+   * the round's bounded store when it can win (protocol/market/bid-store.ts).
+   */
   onBid (bid: OpenedMessage<'bid'>): void {
     const active = this.jobs.get(bid.payload.job.toString())
     if (active === undefined || active.state.status !== 'bidding') return
     // the bid counts at its arrival, however long the queue ahead of it takes
     const now = this.options.now()
     void this.enqueue(active, async () => {
-      if (active.state.status !== 'bidding' || active.state.auction.closing || active.bids.has(bid.cid.toString())) return
-      const before = active.state.auction.bids.length
-      await this.apply(active, { type: 'bid-received', now, bid: bid.cid.toString(), provider: bid.signer })
-      if (active.state.auction.bids.length === before) return
-      active.bids.set(bid.cid.toString(), bid)
-      active.record.bids.push({ cid: bid.cid.toString(), provider: bid.signer, price: bid.payload.price, model: bid.payload.model, region: bid.payload.region })
+      const cid = bid.cid.toString()
+      if (active.state.status !== 'bidding' || active.state.auction.closing || active.bids.has(cid)) return
+      const assessed = assessBid(active.request, bid, { at: Math.max(now, active.state.auction.closesAt), reliability: (peer) => this.reputation.reliability(peer) })
+      if ('fault' in assessed) {
+        this.options.log.debug('bid refused on arrival', { job: active.record.id, bid: cid, provider: bid.signer, reason: assessed.fault })
+        return
+      }
+      await this.apply(active, { type: 'bid-received', now, ...assessed.held })
+      const held = new Set(active.state.auction.bids.map((b) => b.bid))
+      if (!held.has(cid)) return
+      // a bid it replaced (the peer's worse one, or the worst of a full round) is gone from the round
+      for (const kept of active.bids.keys()) if (!held.has(kept)) active.bids.delete(kept)
+      active.record.bids = active.record.bids.filter((view) => held.has(view.cid))
+      active.bids.set(cid, bid)
+      active.record.bids.push({ cid, provider: bid.signer, price: bid.payload.price, model: bid.payload.model, region: bid.payload.region })
       this.event(active, 'bid', `bid ${credits(bid.payload.price)}/GPU-h (${bid.payload.model}, ${bid.payload.region})`, bid.signer)
     })
   }
@@ -709,7 +721,7 @@ export class RequesterMarket {
       seq: attempt.paySeq,
       gpuSeconds: effect.gpuSeconds,
       ...(effect.final ? { owed: effect.cumulative } : {}),
-      state: effect.final ? 'final' : 'open',
+      state: effect.final ? (effect.ending ?? 'final') : 'open',
       updatedAt: now
     })
     if (effect.final) this.event(active, 'paid', `paid ${credits(effect.cumulative)} in all to ${short(effect.payee)} (${effect.gpuSeconds} GPU-s)`, effect.payee)
@@ -735,6 +747,9 @@ export class RequesterMarket {
     })
     this.reputation.record(effect.subject, false)
     await this.options.store.putEnvelope(report.cid.toString(), report.bytes)
+    // the failed award's ledger entry ends here, at what was committed (the provider holds that payment)
+    const entry = attempt === undefined ? undefined : await this.options.store.get<LedgerEntry>('ledger', attempt.award.cid.toString())
+    if (entry?.state === 'open') await this.options.store.putLedger({ ...entry, state: 'failed', updatedAt: now })
     this.event(active, 'failure', `${effect.reason}${effect.detail !== undefined ? `: ${effect.detail}` : ''}`, effect.subject)
     attempt?.channel?.abort(new Error(`attempt failed: ${effect.reason}`))
     await this.options.gossip.publish(report, [EVIDENCE_TOPIC])

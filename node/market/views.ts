@@ -132,7 +132,13 @@ export interface LedgerEntry {
   gpuSeconds: number
   /** What the receipt is worth (provider) or what was due at settlement (requester), when known. */
   owed?: number
-  /** open (work under way), settled, unpaid (provider stopped for non-payment), failed, cancelled, … */
+  /**
+   * open (work under way), then how the award ended. Both sides record the same ending and amount for
+   * `settled`, `cancelled` and `preempted` (the requester's final payment says which, protocol/README
+   * §7.7). An award the requester failed is `failed` on its side at what it committed (the provider's
+   * side names its own ending, e.g. stopped-unpaid, with the same amount); the provider also records
+   * declined, lost; either side `interrupted` (its daemon stopped with the work in flight).
+   */
   state: string
   updatedAt: number
 }

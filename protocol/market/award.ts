@@ -170,8 +170,11 @@ export interface ScreenedBids {
   rejected: RejectedBid[]
 }
 
-/** The first payload-level reason `bid` cannot be considered for `job` at `now`, if any. */
-function payloadFault (bid: AuctionBid, job: AuctionJob, now: number): BidRejection | undefined {
+/**
+ * The first payload-level reason `bid` cannot be considered for `job` at `now`, if any: screening's
+ * step 2, used on arrival by the round's bid store (bid-store.ts) and again at the decision.
+ */
+export function screenBid (bid: AuctionBid, job: AuctionJob, now: number): BidRejection | undefined {
   if (!bid.payload.job.equals(job.cid)) return BidRejection.WRONG_JOB
   if (bid.payload.price > job.payload.sla.maxPrice) return BidRejection.OVER_MAX_PRICE
   if (bid.payload.expiresAt <= now) return BidRejection.EXPIRED
@@ -184,10 +187,14 @@ function payloadFault (bid: AuctionBid, job: AuctionJob, now: number): BidReject
   return undefined
 }
 
-/** Lower price, then lower CID string: which of one signer's bids counts. */
+/** Lower price, then lower CID string: which of one signer's offers counts (also the bid store's rule). */
+export function betterOwnOffer (a: { price: number, cid: string }, b: { price: number, cid: string }): boolean {
+  if (a.price !== b.price) return a.price < b.price
+  return a.cid < b.cid
+}
+
 function betterOwnBid (a: AuctionBid, b: AuctionBid): boolean {
-  if (a.payload.price !== b.payload.price) return a.payload.price < b.payload.price
-  return a.cid.toString() < b.cid.toString()
+  return betterOwnOffer({ price: a.payload.price, cid: a.cid.toString() }, { price: b.payload.price, cid: b.cid.toString() })
 }
 
 function rejection (bid: AuctionBid, reason: BidRejection): RejectedBid {
@@ -222,7 +229,7 @@ function bestPerSigner (bids: readonly AuctionBid[], rejected: RejectedBid[]): M
 export function screenBids (job: AuctionJob, bids: readonly AuctionBid[], excluded: ReadonlySet<string>, now: number): ScreenedBids {
   const rejected: RejectedBid[] = []
   const sound = distinct(bids).filter((bid) => {
-    const fault = payloadFault(bid, job, now)
+    const fault = screenBid(bid, job, now)
     if (fault !== undefined) rejected.push(rejection(bid, fault))
     return fault === undefined
   })

@@ -235,6 +235,8 @@ export interface MachineSpec<S extends Timed & { status: string }, V extends { t
   nextDeadline: (s: S) => Deadline<K> | undefined
   onDeadline: (s: S, d: Deadline<K>, now: number) => Transition<S, E>
   handle: (s: S, e: V, now: number) => Transition<S, E>
+  /** The events a final status still takes (a late final payment); none when absent. No deadlines run. */
+  afterEnd?: (s: S, e: V, now: number) => Transition<S, E> | undefined
 }
 
 /**
@@ -248,7 +250,10 @@ export function reduceMachine<S extends Timed & { status: string }, V extends { 
   event: V
 ): Transition<S, E | WakeEffect | IgnoredEffect> {
   if (event == null || !isTime(event.now)) return ignore(state, 'event without a valid time')
-  if (spec.final.has(state.status)) return ignore(state, `job is ${state.status}`)
+  if (spec.final.has(state.status)) {
+    const late = spec.afterEnd?.(state, event, Math.max(state.now, event.now))
+    return late ?? ignore(state, `job is ${state.status}`)
+  }
   const now = Math.max(state.now, event.now)
   const timed = { ...state, now }
   const before = advanceDeadlines(timed, now, spec.nextDeadline, spec.onDeadline)

@@ -178,7 +178,7 @@ export function isProviderFinal (status: ProviderStatus): boolean {
  * throws; an event that does not apply returns the state unchanged with an `ignored` effect.
  */
 export function reduceProvider (state: ProviderJob, event: ProviderEvent): ProviderTransition {
-  return reduceMachine({ final: FINAL, nextDeadline: nextProviderDeadline, onDeadline, handle }, state, event) as ProviderTransition
+  return reduceMachine({ final: FINAL, nextDeadline: nextProviderDeadline, onDeadline, handle, afterEnd }, state, event) as ProviderTransition
 }
 
 function finish (state: ProviderJob, effects: ProviderEffect[], now: number): ProviderTransition {
@@ -330,6 +330,14 @@ function end (s: ProviderJob, status: ProviderStatus, reason: string): ProviderJ
 
 type PaymentEvent = Extract<ProviderEvent, { type: 'payment-received' }>
 
+/** Ended after work began: the requester's final payment for the time run may still come (and counts). */
+const PAYABLE_ENDINGS: ReadonlySet<ProviderStatus> = new Set(['cancelled', 'preempted', 'failed', 'stopped-unpaid'])
+
+/** After the end only a late payment counts (see onLatePayment). */
+function afterEnd (s: ProviderJob, e: ProviderEvent, now: number): ProviderTransition | undefined {
+  return e.type === 'payment-received' && PAYABLE_ENDINGS.has(s.status) && s.startedAt !== undefined ? onLatePayment(s, e, now) : undefined
+}
+
 function onPayment (s: ProviderJob, e: PaymentEvent, now: number): ProviderTransition {
   if (s.status !== 'accepted' && s.status !== 'running' && s.status !== 'completed') return ignore(s, `no payment expected while ${s.status}`)
   if (e.from !== s.requester) return ignore(s, 'payment not from the requester')
@@ -341,6 +349,20 @@ function onPayment (s: ProviderJob, e: PaymentEvent, now: number): ProviderTrans
   const next = { ...s, paid }
   const settled = s.status === 'completed' && s.finished !== undefined && e.cumulative >= s.finished.owed
   return { state: settled ? end(next, 'settled', 'paid in full') : next, effects: [] }
+}
+
+/**
+ * A payment after the job ended (cancel, preemption, a stop): the requester pays for the time run
+ * after its cancel or on the notice, so it arrives after the end. It is recorded (both ledgers then
+ * hold the same amount); the status stays.
+ */
+function onLatePayment (s: ProviderJob, e: PaymentEvent, now: number): ProviderTransition {
+  if (e.from !== s.requester) return ignore(s, 'payment not from the requester')
+  if (!isCount(e.cumulative) || !isCount(e.interval)) return ignore(s, 'malformed payment')
+  if (e.cumulative < s.paid.cumulative) return ignore(s, 'payment below an earlier one')
+  const a = s.award as AwardTerms
+  const covered = Math.min(e.interval, intervalsPaidBy(e.cumulative, a.price, s.gpus, a.billingIntervalSec * 1000))
+  return { state: { ...s, now, paid: { cumulative: e.cumulative, intervals: Math.max(s.paid.intervals, covered), at: now } }, effects: [] }
 }
 
 /** A failure report against the requester for not paying. */

@@ -55,6 +55,7 @@ import {
   isCount, isId, isTime, scheduleWake,
   type Deadline, type EvidenceRef, type IgnoredEffect, type RecordFailureEffect, type Transition, type TransitionTable, type WakeEffect
 } from './lifecycle-shared.js'
+import { admitBid, storeBid, type BidRefusal, type HeldBid } from './bid-store.js'
 
 export type RequesterStatus =
   | 'bidding' | 'awarded' | 'running' | 'completed' | 'verified' | 'settled'
@@ -75,8 +76,6 @@ export const REQUESTER_TRANSITIONS: TransitionTable<RequesterStatus> = Object.fr
 
 const FINAL: ReadonlySet<RequesterStatus> = new Set(finalStatuses(REQUESTER_TRANSITIONS))
 
-/** Most bids kept per round: the award schema's limit on `considered`. */
-export const MAX_BIDS_PER_ROUND = 256
 /** Most providers an award can exclude (award schema). */
 const MAX_EXCLUDED = 64
 
@@ -155,7 +154,8 @@ export function createRequesterConfig (init: RequesterJobInit): RequesterConfig 
 // ---------------------------------------------------------------------------------------------
 
 /** A bid as the lifecycle tracks it: its CID and its signer. */
-export interface BidRef { bid: string, provider: string }
+/** A bid of the round, as the bid store holds it (bid-store.ts). */
+export type BidRef = HeldBid
 
 /** The award logic's choice, passed in with `bidding-closed`. */
 export interface AwardChoice { bid: string, provider: string, price: number }
@@ -211,7 +211,8 @@ export interface RequesterJob {
 }
 
 export type RequesterEvent =
-  | { type: 'bid-received', now: number, bid: string, provider: string }
+  /** A bid that passed screening on arrival (`assessBid`), with its price and effective price. */
+  | { type: 'bid-received', now: number, bid: string, provider: string, price: number, effectivePrice: number }
   /** The award logic's answer to `close-auction` (for that `round`, when given); no winner = none acceptable. */
   | { type: 'bidding-closed', now: number, round?: number, winner?: AwardChoice }
   | { type: 'award-accepted', now: number, provider: string }
@@ -242,7 +243,16 @@ export interface PayEffect {
   gpuSeconds: number
   /** The last payment under this award (completion, cancel, preemption). */
   final: boolean
+  /**
+   * On a final payment: how the award ended, in the provider's words (its ledger state), so both
+   * ledgers record the same ending: `settled` (completed), `cancelled` (this side sent a cancel),
+   * `preempted`.
+   */
+  ending?: AwardEnding
 }
+
+/** How an award ended, as both sides' ledgers record it. */
+export type AwardEnding = 'settled' | 'cancelled' | 'preempted'
 
 export type RequesterEffect =
   | { type: 'publish-job' }
@@ -339,15 +349,22 @@ function openAuction (round: number, now: number, config: RequesterConfig, reope
   return { round, closesAt: now + config.bidWindowMs, closing: false, reopened, bids: [] }
 }
 
-function onBid (s: RequesterJob, e: { bid: string, provider: string }): RequesterTransition {
+const REFUSALS: Record<BidRefusal, string> = {
+  DUPLICATE: 'duplicate bid',
+  PEER_HAS_BETTER: 'the provider has a better bid this round',
+  OUTRANKED: 'the round\'s bids are full and all rank before it'
+}
+
+/** A screened bid: into the round's bounded store (bid-store.ts), maybe in place of a worse one. */
+function onBid (s: RequesterJob, e: HeldBid): RequesterTransition {
   if (s.status !== 'bidding') return ignore(s, `not taking bids while ${s.status}`)
   if (s.auction.closing) return ignore(s, 'bid window closed')
-  if (!isId(e.bid) || !isId(e.provider)) return ignore(s, 'malformed bid')
+  if (!isId(e.bid) || !isId(e.provider) || !isCount(e.price) || !Number.isFinite(e.effectivePrice) || e.effectivePrice < 0) return ignore(s, 'malformed bid')
   if (s.excluded.includes(e.provider)) return ignore(s, 'provider excluded after a failed attempt')
-  if (s.auction.bids.some((b) => b.bid === e.bid)) return ignore(s, 'duplicate bid')
-  if (s.auction.bids.length >= MAX_BIDS_PER_ROUND) return ignore(s, 'too many bids this round')
-  const bids = [...s.auction.bids, { bid: e.bid, provider: e.provider }]
-  return { state: { ...s, auction: { ...s.auction, bids } }, effects: [] }
+  const arriving: HeldBid = { bid: e.bid, provider: e.provider, price: e.price, effectivePrice: e.effectivePrice }
+  const admission = admitBid(s.auction.bids, arriving)
+  if (admission.kind === 'refuse') return ignore(s, REFUSALS[admission.reason])
+  return { state: { ...s, auction: { ...s.auction, bids: [...storeBid(s.auction.bids, arriving, admission)] } }, effects: [] }
 }
 
 /** The bid window closed: ask for a decision, or handle an empty round at once. */
@@ -459,7 +476,7 @@ function onStreamFailed (s: RequesterJob, e: StreamFailedEvent, now: number): Re
   const detail = typeof e.detail === 'string' ? e.detail.slice(0, 400) : 'the exec stream failed'
   if (e.fault === 'remote') return failAttempt(s, now, 'no-heartbeat', ['award', 'last-status'], `exec stream: ${detail}`)
   const effects: RequesterEffect[] = [{ type: 'cancel', provider: a.provider, reason: `the requester's exec stream failed: ${detail}`.slice(0, 200) }]
-  const pay = payForWorkDone(a, s.config, now)
+  const pay = payForWorkDone(a, s.config, now, 'cancelled')
   if (pay !== undefined) effects.push(pay)
   return { state: end(s, 'failed', `exec stream (this node): ${detail}`), effects }
 }
@@ -472,7 +489,7 @@ function onPreemptedNotice (s: RequesterJob, provider: string, now: number): Req
 
 /** A gold/silver job displaced ours: pay for the time run, re-auction, blame nobody. */
 function preempted (s: RequesterJob, now: number): RequesterTransition {
-  const pay = s.award === undefined ? undefined : payForWorkDone(s.award, s.config, now)
+  const pay = s.award === undefined ? undefined : payForWorkDone(s.award, s.config, now, 'preempted')
   const next = reauction(s, now, 'preempted')
   return { state: next.state, effects: [...(pay === undefined ? [] : [pay]), ...next.effects] }
 }
@@ -548,7 +565,7 @@ function onCancel (s: RequesterJob, now: number): RequesterTransition {
   const a = s.award
   if (a === undefined) return { state: end(s, 'cancelled', 'cancelled by the requester'), effects: [] }
   const effects: RequesterEffect[] = [{ type: 'cancel', provider: a.provider, reason: 'cancelled by the requester' }]
-  const pay = payForWorkDone(a, s.config, now)
+  const pay = payForWorkDone(a, s.config, now, 'cancelled')
   if (pay !== undefined) effects.push(pay)
   return { state: end(s, 'cancelled', 'cancelled by the requester'), effects }
 }
@@ -574,14 +591,17 @@ function intervalPayment (a: Engagement, c: RequesterConfig, k: number): PayEffe
   return { type: 'pay', payee: a.provider, attempt: a.attempt, cumulative, interval: k, gpuSeconds: c.gpus * (ms / 1000), final: false }
 }
 
-/** What the time run so far costs, as a final payment; undefined when nothing more is owed. */
-function payForWorkDone (a: Engagement, c: RequesterConfig, now: number): PayEffect | undefined {
+/**
+ * What the time run so far costs, as a final payment; undefined when the run never started. When
+ * the interval payments already cover it, the final payment repeats what was committed: it closes
+ * the award on both ledgers with its ending.
+ */
+function payForWorkDone (a: Engagement, c: RequesterConfig, now: number, ending: AwardEnding): PayEffect | undefined {
   if (a.runStartedAt === undefined) return undefined
   const seconds = Math.min(ceilSeconds(now - a.runStartedAt), c.maxRuntimeMs / 1000)
-  const cumulative = chargeFor(a.price, c.gpus, seconds * 1000)
-  if (cumulative <= a.committed) return undefined
+  const cumulative = Math.max(a.committed, chargeFor(a.price, c.gpus, seconds * 1000))
   const interval = Math.max(a.paidIntervals, Math.ceil(seconds * 1000 / c.billingIntervalMs))
-  return { type: 'pay', payee: a.provider, attempt: a.attempt, cumulative, interval, gpuSeconds: c.gpus * seconds, final: true }
+  return { type: 'pay', payee: a.provider, attempt: a.attempt, cumulative, interval, gpuSeconds: c.gpus * seconds, final: true, ending }
 }
 
 /** The receipt's GPU-seconds, capped by the time seen running and the max runtime; never below what is committed. */
@@ -591,7 +611,7 @@ function finalPayment (a: Engagement, c: RequesterConfig): PayEffect {
   const gpuSeconds = Math.min(receipt.gpuSeconds, c.gpus * seenSeconds)
   const cumulative = Math.max(a.committed, chargeFor(a.price, 1, gpuSeconds * 1000))
   const interval = Math.max(a.paidIntervals, Math.ceil(gpuSeconds * 1000 / (c.gpus * c.billingIntervalMs)))
-  return { type: 'pay', payee: a.provider, attempt: a.attempt, cumulative, interval, gpuSeconds, final: true }
+  return { type: 'pay', payee: a.provider, attempt: a.attempt, cumulative, interval, gpuSeconds, final: true, ending: 'settled' }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -130,11 +130,17 @@ describe('the market through the CLI: separate processes over TCP', function () 
     assert.match(cancelled.stdout, new RegExp(`job ${id}: cancelled`))
     assert.equal((await status(id)).status, 'cancelled')
 
-    const entry = await eventually('the provider to record the cancel', async () => {
+    // both ledgers, through the CLI: the same award, amount and ending (the time run is paid)
+    const spent = await ledgerEntry(buyer, id)
+    assert.ok(spent !== undefined, 'the buyer records the award')
+    const entry = await eventually('the provider to record the cancel and the payment for the time run', async () => {
       const e = await ledgerEntry(winner, id)
-      return e?.state === 'cancelled' ? e : undefined
+      return e?.state === 'cancelled' && e.cumulative === spent.cumulative ? e : undefined
     }, 15_000)
     assert.equal(entry.role, 'provider')
+    assert.equal(spent.role, 'requester')
+    assert.deepEqual([spent.award, spent.cumulative, spent.state], [entry.award, entry.cumulative, entry.state])
+    assert.ok(spent.cumulative > 0, 'the time run is paid')
     // the work was stopped: nothing of the job is left running on the provider
     const market = await (await ApiClient.fromDataDir(winner.dataDir)).get<ProviderMarketStatus>('/v1/market')
     assert.ok(!market.jobs.some((j) => j.job === id), JSON.stringify(market.jobs))
@@ -173,7 +179,9 @@ describe('the market through the CLI: separate processes over TCP', function () 
       const e = await ledgerEntry(winner, id)
       return e?.state === 'settled' ? e : undefined
     }, 10_000)
-    assert.equal(spent?.state, 'final')
+    // the award is settled on both sides (the job failed by its own fault, not the award)
+    assert.equal(spent?.state, 'settled')
+    assert.equal(earned.state, spent?.state)
     assert.equal(earned.cumulative, spent?.cumulative)
   })
 

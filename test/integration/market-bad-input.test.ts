@@ -6,8 +6,8 @@ import type { Daemon } from '../../node/daemon.js'
 import { MAX_INPUT_BYTES } from '../../node/market/market.js'
 import type { JobView } from '../../node/market/views.js'
 import type { Message } from '@libp2p/gossipsub'
-import { sealEnvelope } from '../../crypto/index.js'
-import { ENVELOPE_DOMAIN, encodePayload, marketTopic, openMessage, payloadTypeOf } from '../../protocol/index.js'
+import { CID, Identity, cidOfValue, sealEnvelope } from '../../crypto/index.js'
+import { ENVELOPE_DOMAIN, encodePayload, marketTopic, openMessage, payloadTypeOf, sealMessage } from '../../protocol/index.js'
 import { startDaemon, startNetwork, waitForAnnouncements, type TestNetwork } from '../helpers/network.js'
 
 /**
@@ -122,6 +122,31 @@ describe('the market under bad input (in-process)', function () {
       attackerPubsub.removeEventListener('message', onSeen)
       for (const stop of counters) stop()
     }
+  })
+
+  it('300 bids that cannot win, gossiped before the honest ones, take no slot: the honest bid wins the first round', async () => {
+    const { job: id } = await requester.market!.submit(job({ bidWindowMs: 2_500 }))
+    const jobCid = CID.parse(id)
+    const now = Date.now()
+    // fresh identities, each with one bid that promises to start a day from now (LATE_START); priced
+    // above the honest asks, so that the providers' damping (which counts cheaper bids, issue 9 bug 4)
+    // does not hold the honest bids back
+    const junk = Array.from({ length: 300 }, (_, i) => {
+      const seed = new Uint8Array(32).fill(11)
+      seed[0] = i & 0xff
+      seed[1] = i >> 8
+      const signer = new Identity(seed)
+      return sealMessage(signer, 'bid', {
+        v: 1, issuedAt: now, expiresAt: now + 60_000, job: jobCid, provider: signer.peerId, price: 2_500_000,
+        gpus: [`GPU-junk-${i}`], model: 'nvidia-l40s', vramMiB: 46_068, region: 'eu-west', startBy: now + 86_400_000, ad: cidOfValue({ junk: i }).cid
+      }).bytes
+    })
+    for (const bytes of junk) await attacker.node.services.pubsub.publish(marketTopic(), bytes).catch(() => {})
+    const view = await until(requester, id, (v) => FINAL.has(v.status))
+    assert.equal(view.status, 'settled', view.reason)
+    assert.ok(!view.events.some((e) => e.type === 'no-bids' || e.type === 're-auction'), view.events.map((e) => `${e.type}: ${e.text}`).join('\n'))
+    assert.equal(view.award?.provider, net.nodes[0]?.identity.peerId, 'the cheaper honest provider won')
+    assert.ok(view.bids.length <= 2 && view.bids.every((b) => b.price < 2_500_000), JSON.stringify(view.bids.map((b) => b.price)))
   })
 
   it('a job spec that is not valid is a 400 naming the problem, and nothing is submitted', async () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { CID } from '../../crypto/index.js'
 import type { Daemon } from '../../node/daemon.js'
 import type { AuditResult } from '../../node/market/audit.js'
-import type { JobView } from '../../node/market/views.js'
+import type { JobView, LedgerEntry } from '../../node/market/views.js'
 import { startNetwork, waitForAnnouncements, type NodeSpec, type TestNetwork } from '../helpers/network.js'
 
 /**
@@ -156,6 +156,32 @@ describe('the market: 10 providers, 1 requester (in-process)', function () {
     assert.doesNotMatch(text, /#\d/, 'no provider is named by an index')
   })
 
+  it('a running job cancelled after a paid interval: both ledgers record the same amount and ending', async () => {
+    // two H100s in eu-west under 4: h100-eu alone (3.0); it runs until cancelled
+    const id = await submit({ gpus: 2, models: ['h100'], regions: ['eu-west'], residency: 'strict', maxPrice: 4, command: ['/bin/sh', '-c', 'sleep 30; echo late > out.txt'] })
+    await until(id, (v) => v.status === 'running' && v.events.some((e) => e.type === 'accepted'))
+    // one billing interval (2 s) paid, then part of the next one run
+    await new Promise((resolve) => setTimeout(resolve, 3_000))
+    await requester.market!.requester.cancel(id)
+    const seller = provider('h100-eu')
+    const both = async (): Promise<[LedgerEntry, LedgerEntry]> => {
+      const deadline = Date.now() + 20_000
+      while (true) {
+        const spent = (await requester.market!.ledger()).entries.find((e) => e.job === id)
+        const earned = (await seller.market!.ledger()).entries.find((e) => e.job === id)
+        if (spent !== undefined && earned !== undefined && spent.state !== 'open' && earned.state !== 'open' && spent.cumulative === earned.cumulative) return [spent, earned]
+        if (Date.now() > deadline) assert.fail(`ledgers disagree: requester ${JSON.stringify(spent)}, provider ${JSON.stringify(earned)}`)
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+    }
+    const [spent, earned] = await both()
+    assert.equal(spent.award, earned.award)
+    assert.ok(spent.cumulative > 0, 'the time run is paid')
+    assert.equal(earned.cumulative, spent.cumulative)
+    assert.equal(spent.state, 'cancelled')
+    assert.equal(earned.state, 'cancelled')
+  })
+
   it('a tampered output is detected, and the job completes elsewhere', async () => {
     const cheat = provider('a100-80-eu')
     const blob = cheat.node.services.blob
@@ -200,6 +226,13 @@ describe('the market: 10 providers, 1 requester (in-process)', function () {
     assert.equal(bronzeView.status, 'settled', bronzeView.reason)
     assert.equal(nameOf(bronzeView.award?.provider), '4090-eu', bronzeView.events.map((e) => `${e.type}: ${e.text} ${nameOf(e.peer)}`).join('\n'))
     assert.ok(bronzeView.events.some((e) => e.type === 're-auction' && e.text.includes('preempted')), JSON.stringify(bronzeView.events))
+    // the preempted award: both ledgers hold the same amount and say preempted
+    const seller = provider('4090-us')
+    const spent = (await requester.market!.ledger()).entries.find((e) => e.job === bronze && e.counterparty === seller.identity.peerId)
+    const earned = (await seller.market!.ledger()).entries.find((e) => e.job === bronze)
+    assert.ok(spent !== undefined && earned !== undefined, 'both sides hold the preempted award')
+    assert.deepEqual([spent.award, spent.cumulative, spent.state], [earned.award, earned.cumulative, earned.state])
+    assert.equal(earned.state, 'preempted')
     // the provider that displaced it does not bid on its next round (it could only start it later)
     assert.ok(!bronzeView.bids.some((b) => nameOf(b.provider) === '4090-us'), JSON.stringify(bronzeView.bids))
   })
@@ -207,15 +240,25 @@ describe('the market: 10 providers, 1 requester (in-process)', function () {
   it('a provider killed mid-job: the job is re-auctioned without it and completes', async () => {
     // A100 40 GB in us: a100-us-pricey (5.0) only under a cap of 6 … make the victim the cheapest instead:
     // ≥ 40 GB in us: l40s-us (0.8), then a100-us-pricey (5.0)
-    const id = await submit({ gpus: 1, minVramGB: 40, regions: ['us'], residency: 'strict', maxPrice: 6, command: ['/bin/sh', '-c', 'sleep 2; echo done > out.txt'] })
-    await until(id, (v) => v.status === 'running' && v.events.some((e) => e.type === 'accepted'))
+    const id = await submit({ gpus: 1, minVramGB: 40, regions: ['us'], residency: 'strict', maxPrice: 6, command: ['/bin/sh', '-c', 'sleep 4; echo done > out.txt'] })
+    // killed after its first billing interval (2 s) was paid
+    await until(id, (v) => v.status === 'running' && v.paid > 0)
     const victim = requester.market?.requester.view(id)?.award?.provider
     assert.equal(nameOf(victim), 'l40s-us')
+    let victimAward: LedgerEntry | undefined
+    for (let i = 0; i < 100 && victimAward === undefined; i++) {
+      victimAward = (await requester.market!.ledger()).entries.find((e) => e.job === id && e.counterparty === victim)
+      if (victimAward === undefined) await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    assert.equal(victimAward?.state, 'open')
     await provider('l40s-us').stop()
     const view = await final(id, 90_000)
     assert.equal(view.status, 'settled', view.reason)
     assert.equal(nameOf(view.award?.provider), 'a100-us-pricey')
     assert.ok(view.events.some((e) => e.type === 'failure' && e.peer === victim), JSON.stringify(view.events))
+    // the failed award's ledger entry is closed as failed at what was paid, not left open
+    const failed = (await requester.market!.ledger()).entries.find((e) => e.award === victimAward?.award)
+    assert.deepEqual([failed?.state, failed?.cumulative], ['failed', victimAward?.cumulative])
   })
 
   it('inputs reach the job, hash-checked', async () => {

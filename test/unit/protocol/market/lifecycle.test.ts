@@ -6,7 +6,7 @@ import {
   AWARD_ATTEMPT_LIMIT, MAX_FAILED_ATTEMPTS, PROVIDER_TRANSITIONS, REQUESTER_TRANSITIONS,
   chargeFor, finalStatuses, intervalsCharge, intervalsPaidBy, isAllowedTransition, nextProviderDeadline, nextRequesterDeadline, paidUntil, paymentGraceMs, reduceProvider, reduceRequester,
   requesterCommitBound, requesterInitFromJob, startProviderJob, startRequesterJob, InvalidLifecycleConfigError,
-  type AwardTerms, type ProviderEffect, type ProviderEvent, type ProviderJob, type ProviderStatus, type ProviderTransition,
+  type AwardEnding, type AwardTerms, type ProviderEffect, type ProviderEvent, type ProviderJob, type ProviderStatus, type ProviderTransition,
   type RequesterEffect, type RequesterEvent, type RequesterJob, type RequesterJobInit, type RequesterStatus, type RequesterTransition
 } from '../../../../protocol/market/lifecycle.js'
 
@@ -101,7 +101,8 @@ function traceP (start: ProviderTransition, rows: Array<[ProviderEvent, Provider
 }
 
 const tick = (ms: number) => ({ type: 'tick' as const, now: at(ms) })
-const bid = (ms: number, b: string, provider: string): RequesterEvent => ({ type: 'bid-received', now: at(ms), bid: b, provider })
+/** A screened bid; its effective price is its price unless given. */
+const bid = (ms: number, b: string, provider: string, price = 1000, effectivePrice = price): RequesterEvent => ({ type: 'bid-received', now: at(ms), bid: b, provider, price, effectivePrice })
 const closed = (ms: number, b?: string, provider?: string, price = PRICE): RequesterEvent =>
   b === undefined || provider === undefined ? { type: 'bidding-closed', now: at(ms) } : { type: 'bidding-closed', now: at(ms), winner: { bid: b, provider, price } }
 const accepted = (ms: number, provider: string): RequesterEvent => ({ type: 'award-accepted', now: at(ms), provider })
@@ -112,8 +113,9 @@ const receipt = (ms: number, provider: string, gpuSeconds: number, outputsValid 
 const payment = (ms: number, cumulative: number, interval: number, from = REQ): ProviderEvent =>
   ({ type: 'payment-received', now: at(ms), from, cumulative, interval })
 
-const pay = (payee: string, attempt: number, cumulative: number, interval: number, gpuSeconds: number, final: boolean): RequesterEffect =>
-  ({ type: 'pay', payee, attempt, cumulative, interval, gpuSeconds, final })
+/** An interval payment (`false`), or a final one with how the award ended. */
+const pay = (payee: string, attempt: number, cumulative: number, interval: number, gpuSeconds: number, final: false | AwardEnding): RequesterEffect =>
+  final === false ? { type: 'pay', payee, attempt, cumulative, interval, gpuSeconds, final } : { type: 'pay', payee, attempt, cumulative, interval, gpuSeconds, final: true, ending: final }
 
 /** A requester job awarded to P1 (bid b1; b2 from P2 also considered), accepted at +1200, running since +2000. */
 function runningRequester (init: RequesterJobInit = INIT): RequesterJob {
@@ -202,7 +204,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       const end = traceR(start, [
         [bid(100, 'b2', P2), [], 'bidding'],
         [bid(200, 'b1', P1), [], 'bidding'],
-        [tick(1000), [{ type: 'close-auction', round: 1, bids: [{ bid: 'b2', provider: P2 }, { bid: 'b1', provider: P1 }], exclude: [] }, { type: 'wake', at: at(3_600_000) }], 'bidding'],
+        [tick(1000), [{ type: 'close-auction', round: 1, bids: [{ bid: 'b2', provider: P2, price: 1000, effectivePrice: 1000 }, { bid: 'b1', provider: P1, price: 1000, effectivePrice: 1000 }], exclude: [] }, { type: 'wake', at: at(3_600_000) }], 'bidding'],
         [closed(1000, 'b1', P1), [
           { type: 'send-award', attempt: 1, bid: 'b1', provider: P1, price: PRICE, considered: ['b1', 'b2'], excluded: [], leaseMs: 90_000, billingIntervalSec: 60 },
           { type: 'wake', at: at(91_000) }
@@ -221,7 +223,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
         [hb(149_000, P1, 7, 'completed', 294), [], 'running'],
         [receipt(150_000, P1, 294), [{ type: 'verify', provider: P1 }], 'completed'],
         // the receipt's 294 GPU-seconds fit in the 148 s seen running (× 2 GPUs)
-        [{ type: 'verification-done', now: at(150_500), ok: true }, [pay(P1, 1, 294_000, 3, 294, true)], 'verified'],
+        [{ type: 'verification-done', now: at(150_500), ok: true }, [pay(P1, 1, 294_000, 3, 294, 'settled')], 'verified'],
         [{ type: 'payment-sent', now: at(150_600), cumulative: 294_000 }, [], 'settled']
       ])
       assert.equal(end.reason, 'paid in full')
@@ -232,7 +234,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       const s = playR(runningRequester(), [hb(10_000, P1, 3, 'running'), receipt(11_000, P1, 10_000)]).state
       const t = stepR(s, { type: 'verification-done', now: at(11_100), ok: true })
       // 9 s seen running × 2 GPUs = 18 GPU-seconds, not the 10,000 claimed
-      assert.deepEqual(t.effects, [pay(P1, 1, 18_000, 1, 18, true)])
+      assert.deepEqual(t.effects, [pay(P1, 1, 18_000, 1, 18, 'settled')])
     })
 
     scripted('lease timeout: no heartbeat for a lease → failure evidence and a re-auction without the provider', () => {
@@ -351,7 +353,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
     scripted('a declared output the job did not write fails the job: the receipt is paid, nobody is blamed, nothing re-runs', () => {
       const t = stepR(runningRequester(), { ...receipt(30_000, P1, 56), missingOutputs: ['result.txt'] } as RequesterEvent)
       // the same final payment a completed job gets (56 GPU-s seen), and no failure report or re-auction
-      assert.deepEqual(t.effects, [pay(P1, 1, 56_000, 1, 56, true)])
+      assert.deepEqual(t.effects, [pay(P1, 1, 56_000, 1, 56, 'settled')])
       assert.equal(t.state.status, 'failed')
       assert.equal(t.state.reason, 'missing-output: result.txt')
       assert.deepEqual(t.state.excluded, [])
@@ -380,7 +382,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       const t = stepR(runningRequester(), { type: 'stream-failed', now: at(30_000), provider: P1, fault: 'local', detail: 'read buffer overflow' })
       assert.deepEqual(t.effects, [
         { type: 'cancel', provider: P1, reason: 'the requester\'s exec stream failed: read buffer overflow' },
-        pay(P1, 1, 56_000, 1, 56, true)
+        pay(P1, 1, 56_000, 1, 56, 'cancelled')
       ])
       assert.equal(t.state.status, 'failed')
       assert.equal(t.state.reason, 'exec stream (this node): read buffer overflow')
@@ -402,10 +404,17 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       // 90.5 s run → 91 s × 2 GPUs
       assert.deepEqual(t.effects, [
         { type: 'cancel', provider: P1, reason: 'cancelled by the requester' },
-        pay(P1, 1, 182_000, 2, 182, true)
+        pay(P1, 1, 182_000, 2, 182, 'cancelled')
       ])
       assert.equal(t.state.status, 'cancelled')
       assert.ok(182_000 <= requesterCommitBound(PRICE, 2, 60_000, 90_500))
+    })
+
+    scripted('cancel exactly on a billing boundary already paid: the final payment repeats the amount, closing the award as cancelled', () => {
+      const s = playR(runningRequester(), [hb(30_000, P1, 3, 'running'), tick(62_000)]).state
+      assert.equal(s.award?.committed, 120_000)
+      const t = stepR(s, { type: 'cancel', now: at(62_000) })
+      assert.deepEqual(t.effects, [{ type: 'cancel', provider: P1, reason: 'cancelled by the requester' }, pay(P1, 1, 120_000, 1, 120, 'cancelled')])
     })
 
     scripted('cancel before the run started owes nothing; cancel in bidding just ends the job', () => {
@@ -427,7 +436,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       const s = runningRequester()
       const t = stepR(s, { type: 'preempted-notice', now: at(30_000), provider: P1, noticeMs: 10_000 })
       assert.deepEqual(t.effects, [
-        pay(P1, 1, 56_000, 1, 56, true),
+        pay(P1, 1, 56_000, 1, 56, 'preempted'),
         { type: 're-auction', attempt: 2, exclude: [], reason: 'preempted' },
         { type: 'wake', at: at(31_000) }
       ])
@@ -525,7 +534,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       const running = runningRequester()
       const settled = traceR({ state: running, effects: [] }, [
         [receipt(3000, P1, 2), [{ type: 'verify', provider: P1 }], 'completed'],
-        [{ type: 'verification-done', now: at(3000), ok: true }, [pay(P1, 1, 2000, 1, 2, true)], 'verified'],
+        [{ type: 'verification-done', now: at(3000), ok: true }, [pay(P1, 1, 2000, 1, 2, 'settled')], 'verified'],
         [{ type: 'payment-sent', now: at(3000), cumulative: 2000 }, [], 'settled']
       ])
       const strays: Array<[RequesterJob, RequesterEvent]> = [
@@ -699,6 +708,36 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.equal(t.state.status, 'cancelled')
     })
 
+    scripted('the requester\'s payment for the time run, arriving after a cancel or preemption, is recorded; the status stays', () => {
+      // the requester cancels 48 s into the run, then pays 48 s × 2 GPUs: the provider's ledger must hold the same amount
+      const cancelled = stepP(runningProvider(), { type: 'cancel', now: at(50_000), from: REQ }).state
+      const late = stepP(cancelled, { type: 'payment-received', now: at(50_100), from: REQ, cumulative: 96_000, interval: 1 })
+      assert.deepEqual(late.effects, [])
+      assert.equal(late.state.status, 'cancelled')
+      assert.deepEqual(late.state.paid, { cumulative: 96_000, intervals: 0, at: at(50_100) })
+      // the same amount again is taken (a repeat); less, a stranger's or a malformed one is not
+      assert.equal(stepP(late.state, { type: 'payment-received', now: at(50_200), from: REQ, cumulative: 96_000, interval: 1 }).state.paid.cumulative, 96_000)
+      for (const [e, reason] of [
+        [{ type: 'payment-received', now: at(50_200), from: REQ, cumulative: 95_999, interval: 1 }, 'payment below an earlier one'],
+        [{ type: 'payment-received', now: at(50_200), from: STRANGER, cumulative: 500_000, interval: 5 }, 'payment not from the requester'],
+        [{ type: 'payment-received', now: at(50_200), from: REQ, cumulative: 0.5, interval: 1 }, 'malformed payment']
+      ] as const) {
+        const t = stepP(late.state, e)
+        assert.equal(t.state, late.state)
+        assert.deepEqual(t.effects, [{ type: 'ignored', reason }])
+      }
+      // preempted: the same
+      const s = runningProvider()
+      const preempted = playP(s, [{ type: 'preempt', now: at(30_000), noticeMs: 0 }]).state
+      assert.equal(preempted.status, 'preempted')
+      assert.equal(stepP(preempted, { type: 'payment-received', now: at(30_100), from: REQ, cumulative: 56_000, interval: 1 }).state.paid.cumulative, 56_000)
+      // ended before the work began: nothing to pay, the payment is ignored
+      const early = playP(startProviderJob({ job: JOB, requester: REQ, bid: 'b1', gpus: 2, offerExpiresAt: at(60_000) }, at(0)).state, [
+        { type: 'award-received', now: at(1000), from: REQ, award: TERMS }, { type: 'cancel', now: at(1050), from: REQ }
+      ]).state
+      assert.deepEqual(stepP(early, { type: 'payment-received', now: at(1100), from: REQ, cumulative: 1000, interval: 1 }).effects, [{ type: 'ignored', reason: 'job is cancelled' }])
+    })
+
     scripted('an executor that cannot start → failed, with a receipt saying so', () => {
       const s = playP(startProviderJob({ job: JOB, requester: REQ, bid: 'b1', gpus: 2, offerExpiresAt: at(60_000) }, at(0)).state, [
         { type: 'award-received', now: at(1000), from: REQ, award: TERMS }, { type: 'accept-award', now: at(1100) }
@@ -861,7 +900,7 @@ const isFinalP = (s: ProviderStatus): boolean => PROVIDER_TRANSITIONS[s].length 
 
 const providerArb = fc.constantFrom(P1, P2, P3)
 const bidIndex = fc.integer({ min: 0, max: 3 })
-const bidOf = (i: number): { bid: string, provider: string } => ({ bid: `b${i}`, provider: PROVIDERS[i % 3] as string })
+const bidOf = (i: number): { bid: string, provider: string, price: number, effectivePrice: number } => ({ bid: `b${i}`, provider: PROVIDERS[i % 3] as string, price: 1000 + i, effectivePrice: 1000 + i })
 
 /** Events without times; times are laid down afterwards (mostly forward, sometimes backwards). */
 type Timeless<E> = E extends unknown ? Omit<E, 'now'> : never
@@ -991,7 +1030,15 @@ function checkProviderRun (next: (s: ProviderJob, i: number) => ProviderEvent | 
       }
       assert.ok(s.now - s.startedAt - s.paid.intervals * intervalMs < intervalMs + graceMs, 'unpaid work under one interval plus the grace')
     }
-    if (isFinalP(state.status)) assert.equal(t.state, state, 'a final state never changes')
+    if (isFinalP(state.status)) {
+      // a final state never changes, but for a late payment from the requester after work began
+      if (event.type === 'payment-received' && t.state !== state) {
+        assert.deepEqual({ ...t.state, paid: state.paid, now: state.now }, state, 'a late payment changes only what was paid')
+        assert.ok(state.startedAt !== undefined && event.from === REQ && t.state.paid.cumulative >= state.paid.cumulative && t.effects.length === 0)
+      } else {
+        assert.equal(t.state, state, 'a final state never changes')
+      }
+    }
     state = s
     statuses.add(state.status)
   }
@@ -1032,7 +1079,7 @@ function guidedRequesterEvent (s: RequesterJob, c: Choice, i: number, now: numbe
   const provider = c.fits && a !== undefined ? a.provider : PROVIDERS[c.a % 3] as string
   switch (pick(REQUESTER_MIX, c.kind)) {
     case 'bid-received':
-      return c.fits ? { type: 'bid-received', now, bid: `b-${i}`, provider: PROVIDERS[c.a % 3] as string } : { type: 'bid-received', now, ...bidOf(c.a % 4) }
+      return c.fits ? { type: 'bid-received', now, bid: `b-${i}`, provider: PROVIDERS[c.a % 3] as string, price: c.b, effectivePrice: c.b } : { type: 'bid-received', now, ...bidOf(c.a % 4) }
     case 'bidding-closed': {
       const bids = s.auction.bids
       const winner = c.fits ? bids[c.a % Math.max(1, bids.length)] : bidOf(c.a % 4)
@@ -1147,7 +1194,7 @@ function wire (options: WireOptions): WireResult {
   const onRequester = (t: number, effects: RequesterEffect[]): void => {
     for (const e of effects) {
       switch (e.type) {
-        case 'publish-job': toR(t + 2 * latency, { type: 'bid-received', bid: 'b1', provider: P1 }); break
+        case 'publish-job': toR(t + 2 * latency, { type: 'bid-received', bid: 'b1', provider: P1, price: PRICE, effectivePrice: PRICE }); break
         case 'close-auction': toR(t, { type: 'bidding-closed', winner: { bid: 'b1', provider: P1, price: PRICE } }); break
         case 'send-award':
           toP(t + latency, {
