@@ -10,7 +10,9 @@ import { memory } from '@libp2p/memory'
 import { plaintext } from '@libp2p/plaintext'
 import { multiaddr } from '@multiformats/multiaddr'
 import { resolveConfig, treeAt, type Layer } from '../../node/config/load.js'
+import assert from 'node:assert/strict'
 import { Daemon } from '../../node/daemon.js'
+import type { JobView } from '../../node/market/views.js'
 import { silentLoggers, type LoggerFactory } from '../../node/logger.js'
 import { startBootstrap } from '../../bootstrap/role.js'
 import { yamux } from '@chainsafe/libp2p-yamux'
@@ -120,6 +122,18 @@ export async function waitForAnnouncements (daemons: Daemon[], timeoutMs = 30_00
       await d.announcer.idle()
       await new Promise((resolve) => setTimeout(resolve, 50))
     }
+  }
+}
+
+/** Poll a job `daemon` submitted until `done` holds for its view; fails with its events after `timeoutMs`. */
+export async function untilJob (daemon: Daemon, id: string, done: (v: JobView) => boolean, timeoutMs = 60_000): Promise<JobView> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const view = daemon.market?.requester.view(id)
+    assert.ok(view !== undefined, `no job ${id}`)
+    if (done(view)) return view
+    if (Date.now() > deadline) assert.fail(`job ${id} stuck in ${view.status}: ${view.events.map((e) => `${e.type}: ${e.text}`).join('\n')}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
   }
 }
 

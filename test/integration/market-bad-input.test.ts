@@ -8,7 +8,7 @@ import type { JobView } from '../../node/market/views.js'
 import type { Message } from '@libp2p/gossipsub'
 import { CID, Identity, cidOfValue, sealEnvelope } from '../../crypto/index.js'
 import { ENVELOPE_DOMAIN, encodePayload, marketTopic, openMessage, payloadTypeOf, sealMessage } from '../../protocol/index.js'
-import { startDaemon, startNetwork, waitForAnnouncements, type TestNetwork } from '../helpers/network.js'
+import { startDaemon, startNetwork, untilJob, waitForAnnouncements, type TestNetwork } from '../helpers/network.js'
 
 /**
  * Bad input against a running market: forged, tampered, replayed and random gossip; bad and oversized
@@ -37,16 +37,7 @@ describe('the market under bad input (in-process)', function () {
   })
   after(async () => { await net?.stop() })
 
-  async function until (daemon: Daemon, id: string, done: (v: JobView) => boolean, timeoutMs = 60_000): Promise<JobView> {
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const view = daemon.market?.requester.view(id)
-      assert.ok(view !== undefined, `no job ${id}`)
-      if (done(view)) return view
-      if (Date.now() > deadline) assert.fail(`job stuck in ${view.status}: ${view.events.map((e) => e.text).join('\n')}`)
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-  }
+  const until = untilJob
 
   const job = (fields: Record<string, unknown> = {}): Record<string, unknown> =>
     ({ command: ['/bin/sh', '-c', 'echo ok > out.txt'], outputs: ['out.txt'], maxRuntimeSec: 30, maxPrice: 3, ...fields })

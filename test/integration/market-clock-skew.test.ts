@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import type { Daemon } from '../../node/daemon.js'
 import type { JobView } from '../../node/market/views.js'
 import { DEFAULT_CLOCK_SKEW_MS } from '../../protocol/index.js'
-import { startNetwork, waitForAnnouncements, type TestNetwork } from '../helpers/network.js'
+import { startNetwork, untilJob, waitForAnnouncements, type TestNetwork } from '../helpers/network.js'
 
 /**
  * Providers whose clocks are off (protocol/README §5.4, "When a provider may bid"): each times the bid
@@ -39,16 +39,7 @@ describe('providers with skewed clocks (in-process)', function () {
   })
   after(async () => { await net?.stop() })
 
-  async function until (daemon: Daemon, id: string, done: (v: JobView) => boolean, timeoutMs = 60_000): Promise<JobView> {
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const view = daemon.market?.requester.view(id)
-      assert.ok(view !== undefined, `no job ${id}`)
-      if (done(view)) return view
-      if (Date.now() > deadline) assert.fail(`job stuck in ${view.status}: ${view.events.map((e) => e.text).join('\n')}`)
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-  }
+  const until = untilJob
 
   it('providers 5 s ahead and 5 s behind bid on a 2 s window; one 5 s ahead wins and the job settles', async () => {
     const futureBefore = await rejections(behind120, 'FUTURE_DATED')

@@ -9,7 +9,7 @@ import { sealAwardResponse, sealStatus } from '../../node/market/provider-messag
 import { MAX_JOB_LOG_BYTES } from '../../node/market/requester.js'
 import type { JobView } from '../../node/market/views.js'
 import { LOG_WINDOW, MAX_LOG_CHUNK, type ExecChannel } from '../../node/services/exec.js'
-import { startNetwork, waitForAnnouncements, type TestNetwork } from '../helpers/network.js'
+import { startNetwork, untilJob, waitForAnnouncements, type TestNetwork } from '../helpers/network.js'
 
 /**
  * The exec stream under load and abuse, over real libp2p (memory transport, yamux) between real
@@ -42,16 +42,7 @@ describe('exec streams: any amount of log, and peers that overfill or break them
     return job
   }
 
-  async function until (id: string, done: (v: JobView) => boolean, timeoutMs: number): Promise<JobView> {
-    const deadline = Date.now() + timeoutMs
-    while (true) {
-      const view = requester.market?.requester.view(id)
-      assert.ok(view !== undefined)
-      if (done(view)) return view
-      if (Date.now() > deadline) assert.fail(`job ${id} stuck in ${view.status}: ${view.events.map((e) => `${e.type}: ${e.text}`).join('\n')}`)
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-  }
+  const until = async (id: string, done: (v: JobView) => boolean, timeoutMs?: number): Promise<JobView> => await untilJob(requester, id, done, timeoutMs)
 
   async function counter (daemon: Daemon, name: string, label: string, value: string): Promise<number> {
     const metric = await daemon.metrics.registry.getSingleMetric(name)?.get()

@@ -5,7 +5,7 @@ import { CID } from '../../crypto/index.js'
 import type { Daemon } from '../../node/daemon.js'
 import type { AuditResult } from '../../node/market/audit.js'
 import type { JobView, LedgerEntry } from '../../node/market/views.js'
-import { startNetwork, waitForAnnouncements, type NodeSpec, type TestNetwork } from '../helpers/network.js'
+import { startNetwork, untilJob, waitForAnnouncements, type NodeSpec, type TestNetwork } from '../helpers/network.js'
 
 /**
  * The market end to end in one process: 10 providers with different hardware, prices, regions,
@@ -65,16 +65,7 @@ describe('the market: 10 providers, 1 requester (in-process)', function () {
     return job
   }
 
-  async function until (id: string, done: (v: JobView) => boolean, timeoutMs = 60_000): Promise<JobView> {
-    const deadline = Date.now() + timeoutMs
-    while (true) {
-      const view = requester.market?.requester.view(id)
-      assert.ok(view !== undefined)
-      if (done(view)) return view
-      if (Date.now() > deadline) assert.fail(`job ${id} stuck in ${view.status}: ${view.events.map((e) => `${e.type}: ${e.text}`).join('\n')}`)
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-  }
+  const until = async (id: string, done: (v: JobView) => boolean, timeoutMs?: number): Promise<JobView> => await untilJob(requester, id, done, timeoutMs)
 
   const final = async (id: string, timeoutMs?: number): Promise<JobView> => await until(id, (v) => FINAL.has(v.status), timeoutMs)
 
