@@ -16,7 +16,7 @@ const indent = (text: string, by = '    '): string => text.split('\n').map((l) =
 
 /** A bare status change (`running`/`running`) reads as `status → running` (some repeat other events); the provider concerned is named. */
 function eventLine (e: JobEvent, names: Names): string | undefined {
-  if (e.text === e.type) return ['awarded', 'bidding', 'completed', 'verified'].includes(e.type) ? undefined : `${'status'.padEnd(11)} → ${e.type}`
+  if (e.text === e.type) return ['awarded', 'bidding', 'verifying', 'completed', 'verified'].includes(e.type) ? undefined : `${'status'.padEnd(11)} → ${e.type}`
   const text = names.text(e.text)
   const who = e.peer !== undefined && !text.includes(names.of(e.peer)) ? ` — ${names.of(e.peer)}` : ''
   return `${e.type.padEnd(11)} ${text}${who}`

@@ -193,7 +193,9 @@ export class ProviderJobs {
       const exitCode = Math.min(255, Math.max(-1, Math.trunc(result.exitCode)))
       const gpuSeconds = billedGpus(job.resources.gpus) * ceilSeconds(endedAt - startedAt)
       this.log.info('job finished', { job: idOf(offer), exitCode, gpuSeconds, outputs: offer.result.files.length, reason: result.reason })
-      this.feed(offer, { type: 'finished', exitCode, gpuSeconds })
+      // the requester fetches these before its final payment: the lifecycle allows for it
+      const outputBytes = offer.result.files.reduce((n, f) => n + f.size, 0)
+      this.feed(offer, { type: 'finished', exitCode, gpuSeconds, outputBytes })
     } catch (err) {
       if (!signal.aborted && !offer.finalized) this.fail(offer, `internal error: ${(err as Error).message}`)
       throw err

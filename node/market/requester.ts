@@ -78,6 +78,8 @@ interface Attempt {
   grants: Set<number>
   /** Log bytes received when the receipt came (all the frames sent before it). */
   logAtReceipt?: number
+  /** The receipt, once it came: its outputs are fetched on the lifecycle's `fetch-outputs`. */
+  receipt?: OpenedMessage<'receipt'>
 }
 
 interface ActiveJob {
@@ -334,6 +336,10 @@ export class RequesterMarket {
         return
       case 'send-award':
         await this.sendAward(active, effect, now)
+        return
+      case 'fetch-outputs':
+        // off the job's queue: the fetch may take long, and the lifecycle waits for it in `verifying`
+        void this.fetchAndVerify(active, effect.provider)
         return
       case 'verify':
         // replicate/spotcheck need a second provider's run (trust layer): accepted on the receipt for now
@@ -609,24 +615,15 @@ export class RequesterMarket {
     await active.logQueue
   }
 
-  /** Fetch the outputs the receipt names and recompute every CID; then tell the lifecycle. */
+  /**
+   * Tell the lifecycle of the receipt at once, then fetch the outputs (its `fetch-outputs` effect):
+   * the lease stops running at the receipt, so however long the fetch takes blames nobody.
+   */
   private async onReceipt (active: ActiveJob, attempt: Attempt, receipt: OpenedMessage<'receipt'>): Promise<void> {
     const r = receipt.payload
     const now = this.options.now()
-    await this.options.store.putEnvelope(receipt.cid.toString(), receipt.bytes)
-    let outputsValid = r.requester === this.peerId
-    let detail = outputsValid ? '' : 'the receipt names another requester'
-    if (outputsValid) {
-      try {
-        active.record.outputs = await this.fetchOutputs(active, attempt, r.outputs)
-      } catch (err) {
-        outputsValid = false
-        detail = (err as Error).message
-      }
-      await this.completeLog(active, attempt, r.logs)
-    }
-    const produced = new Set((active.record.outputs ?? []).map((o) => o.path))
-    const missingOutputs = outputsValid ? [...new Set(active.request.payload.workload.outputs)].filter((p) => !produced.has(p)) : []
+    attempt.receipt = receipt
+    const valid = r.requester === this.peerId
     active.record.receipt = {
       cid: receipt.cid.toString(),
       provider: attempt.provider,
@@ -635,22 +632,44 @@ export class RequesterMarket {
       endedAt: r.endedAt,
       gpuSeconds: r.gpuSeconds,
       outputs: r.outputs.toString(),
-      outputsValid
+      outputsValid: false
     }
-    this.reputation.record(attempt.provider, outputsValid && r.exitCode !== -1)
-    this.event(active, 'receipt', outputsValid
-      ? `receipt: exit ${r.exitCode}, ${r.gpuSeconds} GPU-s, ${active.record.outputs?.length ?? 0} output(s) verified` +
-        (missingOutputs.length > 0 ? `; not written by the job: ${missingOutputs.join(', ')}` : '')
-      : `receipt rejected: ${detail}`, attempt.provider)
-    this.feed(active, {
-      type: 'receipt-received',
-      now: Math.max(now, this.options.now()),
-      provider: attempt.provider,
-      exitCode: r.exitCode,
-      gpuSeconds: r.gpuSeconds,
-      outputsValid,
-      ...(missingOutputs.length > 0 ? { missingOutputs } : {})
+    if (!valid || r.exitCode === -1) this.reputation.record(attempt.provider, false)
+    if (!valid) {
+      this.event(active, 'receipt', 'receipt rejected: the receipt names another requester', attempt.provider)
+    } else {
+      this.event(active, 'receipt', `receipt: exit ${r.exitCode}, ${r.gpuSeconds} GPU-s; fetching the outputs`, attempt.provider)
+    }
+    this.feed(active, { type: 'receipt-received', now, provider: attempt.provider, exitCode: r.exitCode, gpuSeconds: r.gpuSeconds, outputsValid: valid })
+    await this.options.store.putEnvelope(receipt.cid.toString(), receipt.bytes).catch((err: unknown) => {
+      this.options.log.error('cannot store the receipt', { job: active.record.id, error: err })
     })
+  }
+
+  /** Fetch the outputs the receipt names and recompute every CID; then tell the lifecycle. */
+  private async fetchAndVerify (active: ActiveJob, provider: string): Promise<void> {
+    const attempt = active.attempts.get(active.state.attempt)
+    const receipt = attempt?.receipt
+    if (attempt === undefined || receipt === undefined || attempt.provider !== provider) return
+    const r = receipt.payload
+    let detail: string | undefined
+    try {
+      active.record.outputs = await this.fetchOutputs(active, attempt, r.outputs)
+    } catch (err) {
+      detail = (err as Error).message
+    }
+    if (detail === undefined) await this.completeLog(active, attempt, r.logs)
+    const produced = new Set((active.record.outputs ?? []).map((o) => o.path))
+    const missingOutputs = detail === undefined ? [...new Set(active.request.payload.workload.outputs)].filter((p) => !produced.has(p)) : []
+    if (active.record.receipt !== undefined && active.record.receipt.cid === receipt.cid.toString()) active.record.receipt.outputsValid = detail === undefined
+    this.reputation.record(attempt.provider, detail === undefined)
+    this.event(active, 'outputs', detail === undefined
+      ? `${active.record.outputs?.length ?? 0} output(s) verified` + (missingOutputs.length > 0 ? `; not written by the job: ${missingOutputs.join(', ')}` : '')
+      : `outputs rejected: ${detail}`, attempt.provider)
+    const now = this.options.now()
+    this.feed(active, detail === undefined
+      ? { type: 'outputs-verified', now, ...(missingOutputs.length > 0 ? { missingOutputs } : {}) }
+      : { type: 'outputs-mismatch', now, detail })
   }
 
   private async fetchOutputs (active: ActiveJob, attempt: Attempt, manifestCid: CID): Promise<ResultView['outputs']> {

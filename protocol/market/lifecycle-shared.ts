@@ -29,6 +29,22 @@ export const DEFAULT_BILLING_INTERVAL_SEC = 300
 export const HEARTBEATS_PER_LEASE = 3
 
 /**
+ * The slowest output fetch the market allows for: the requester fetches a receipt's outputs before it
+ * pays the final payment, so the provider waits this much longer for it (1 MiB/s).
+ */
+export const MIN_FETCH_BYTES_PER_SEC = 1024 * 1024
+
+/**
+ * How long the requester may take to fetch a receipt's outputs: one lease (to open the streams and
+ * the manifest) plus the output bytes at MIN_FETCH_BYTES_PER_SEC. Both sides use it: the provider
+ * adds it to its final-payment deadline (protocol/README.md §7.7).
+ */
+export function outputFetchAllowanceMs (leaseMs: number, outputBytes: number): number {
+  const bytes = Number.isSafeInteger(outputBytes) && outputBytes > 0 ? outputBytes : 0
+  return Math.max(0, leaseMs) + Math.ceil(bytes * 1000 / MIN_FETCH_BYTES_PER_SEC)
+}
+
+/**
  * How late an interval's payment may arrive after the interval ends before the provider stops:
  * a tenth of the interval, at least 2 s (network delay). So unpaid work never exceeds one billing
  * interval plus this grace (DESIGN §6: a provider risks at most one interval).

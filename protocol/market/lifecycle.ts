@@ -3,7 +3,7 @@
  * pure reducers `(state, event) → { state, effects }`. node/ and the simulator feed events in (peer
  * messages, local decisions, `tick`s for the `wake`s asked for) and carry the effects out.
  *
- * - requester-lifecycle.ts: bidding → awarded → running → completed → verified → settled
+ * - requester-lifecycle.ts: bidding → awarded → running → verifying → completed → verified → settled
  *   (+ failed, cancelled, expired), with re-auctions, leases and interval payments.
  * - provider-lifecycle.ts: offered → awarded → accepted → running → completed → settled
  *   (+ lost, declined, preempted, failed, cancelled, stopped-unpaid), with heartbeats and the

@@ -24,16 +24,18 @@
  *   records `nonpayment` → `stopped-unpaid` (see paidUntil). So unpaid work never exceeds one
  *   interval plus the grace. A payment counts for the intervals its `cumulative` actually pays for,
  *   whatever its `interval` field claims.
- * - After `finished` the receipt goes out; the final payment (the receipt's GPU-seconds) is due
- *   within one billing interval, else `nonpayment` → `stopped-unpaid` (unless what was paid before
- *   already covers the receipt: then the job is settled when that interval ends).
+ * - After `finished` the receipt goes out; the requester fetches the outputs before it pays, so the
+ *   final payment (the receipt's GPU-seconds) is due within one billing interval plus the output
+ *   fetch allowance (outputFetchAllowanceMs: one lease plus the output bytes at 1 MiB/s), else
+ *   `nonpayment` → `stopped-unpaid` (unless what was paid before already covers the receipt: then the
+ *   job is settled when that deadline comes).
  * - `preempt(noticeMs)`: a gold/silver job displaces this bronze one. The requester is told at
  *   once (`notify-preemption`), the work stops when the notice runs out (→ `preempted`).
  */
 import type { JobState } from '../messages/award.js'
 import {
   HEARTBEATS_PER_LEASE,
-  advanceDeadlines, assertIntIn, reduceMachine, paymentGraceMs, billedGpus, chargeFor, earliest, finalStatuses, ignore, intervalsPaidBy, isCount, isId, isTime, scheduleWake,
+  advanceDeadlines, assertIntIn, reduceMachine, outputFetchAllowanceMs, paymentGraceMs, billedGpus, chargeFor, earliest, finalStatuses, ignore, intervalsPaidBy, isCount, isId, isTime, scheduleWake,
   type Deadline, type EvidenceRef, type IgnoredEffect, type RecordFailureEffect, type Transition, type TransitionTable, type WakeEffect
 } from './lifecycle-shared.js'
 
@@ -109,7 +111,7 @@ export interface ProviderJob {
   /** Best payment received: its cumulative micros, the whole intervals it pays for, when it came. */
   paid: { cumulative: number, intervals: number, at?: number }
   /** The run's end, and what the receipt is worth. */
-  finished?: { at: number, exitCode: number, gpuSeconds: number, owed: number }
+  finished?: { at: number, exitCode: number, gpuSeconds: number, owed: number, outputBytes: number }
   /** Why the job ended, in a final status. */
   reason?: string
 }
@@ -121,7 +123,8 @@ export type ProviderEvent =
   | { type: 'inputs-fetched', now: number }
   | { type: 'started', now: number }
   | { type: 'tick', now: number }
-  | { type: 'finished', now: number, exitCode: number, gpuSeconds: number }
+  /** `outputBytes`: the outputs' total size (the requester fetches them before its final payment). */
+  | { type: 'finished', now: number, exitCode: number, gpuSeconds: number, outputBytes?: number }
   | { type: 'payment-received', now: number, from: string, cumulative: number, interval: number }
   | { type: 'cancel', now: number, from: string }
   | { type: 'preempt', now: number, noticeMs: number }
@@ -197,7 +200,7 @@ function handle (s: ProviderJob, e: ProviderEvent, now: number): ProviderTransit
     case 'decline-award': return onDecline(s, e.reason)
     case 'inputs-fetched': return onInputsFetched(s)
     case 'started': return onStarted(s, now)
-    case 'finished': return onFinished(s, e.exitCode, e.gpuSeconds, now)
+    case 'finished': return onFinished(s, e.exitCode, e.gpuSeconds, e.outputBytes, now)
     case 'payment-received': return onPayment(s, e, now)
     case 'cancel': return e.from === s.requester ? onCancel(s) : ignore(s, 'cancel not from the requester')
     case 'preempt': return onPreempt(s, e.noticeMs, now)
@@ -255,9 +258,10 @@ function onStarted (s: ProviderJob, now: number): ProviderTransition {
   return { state: next, effects: [beat] }
 }
 
-function onFinished (s: ProviderJob, exitCode: number, gpuSeconds: number, now: number): ProviderTransition {
+function onFinished (s: ProviderJob, exitCode: number, gpuSeconds: number, outputBytes: number | undefined, now: number): ProviderTransition {
   if (s.status !== 'running' && !(s.status === 'accepted' && exitCode === -1)) return ignore(s, `nothing running while ${s.status}`)
   if (!Number.isInteger(exitCode) || exitCode < -1 || exitCode > 255 || !isCount(gpuSeconds)) return ignore(s, 'malformed exit code or GPU-seconds')
+  if (outputBytes !== undefined && !isCount(outputBytes)) return ignore(s, 'malformed output size')
   const startedAt = s.startedAt ?? now
   const receipt: ProviderEffect = { type: 'send-receipt', exitCode, gpuSeconds, startedAt, endedAt: now }
   if (exitCode === -1) {
@@ -266,7 +270,7 @@ function onFinished (s: ProviderJob, exitCode: number, gpuSeconds: number, now: 
   }
   const owed = chargeFor(s.award?.price ?? 0, 1, gpuSeconds * 1000)
   // settled only by a payment received after the receipt: the requester always sends a final one
-  const [next, beat] = heartbeat({ ...s, status: 'completed', finished: { at: now, exitCode, gpuSeconds, owed } }, 'completed', now)
+  const [next, beat] = heartbeat({ ...s, status: 'completed', finished: { at: now, exitCode, gpuSeconds, owed, outputBytes: outputBytes ?? 0 } }, 'completed', now)
   return { state: next, effects: [beat, receipt] }
 }
 
@@ -404,7 +408,8 @@ export function nextProviderDeadline (s: ProviderJob): ProviderDeadline | undefi
     }
     case 'completed': {
       const interval = (s.award?.billingIntervalSec ?? 0) * 1000
-      return s.finished === undefined ? undefined : { kind: 'final-payment', at: s.finished.at + interval }
+      const fetch = outputFetchAllowanceMs(s.award?.leaseMs ?? 0, s.finished?.outputBytes ?? 0)
+      return s.finished === undefined ? undefined : { kind: 'final-payment', at: s.finished.at + interval + fetch }
     }
     default: return undefined
   }
@@ -433,7 +438,7 @@ function onDeadline (s: ProviderJob, d: ProviderDeadline, now: number): Provider
       if (s.finished !== undefined && s.paid.cumulative >= s.finished.owed) return { state: end(s, 'settled', 'paid in full'), effects: [] }
       return {
         state: end(s, 'stopped-unpaid', 'final payment overdue'),
-        effects: [nonpayment(s, ['award', 'receipt'], 'final payment overdue by one billing interval')]
+        effects: [nonpayment(s, ['award', 'receipt'], 'final payment overdue by one billing interval and the output fetch allowance')]
       }
     case 'preempt': {
       const [next, beat] = heartbeat(s, 'preempted', now)

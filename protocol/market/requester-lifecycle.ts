@@ -5,9 +5,9 @@
  * ```
  *                 ┌──── no bids: explain, re-open once ───┐
  *                 ▼                                       │
- *  start ──▶ bidding ──close + winner──▶ awarded ──accept──▶ running ──receipt ok──▶ completed ──verified──▶ verified ──paid──▶ settled
- *             │  ▲                          │                  │                        │
- *             │  └──── re-auction ──────────┴──────────────────┴────────────────────────┘
+ *  start ──▶ bidding ──close + winner──▶ awarded ──accept──▶ running ──receipt ok──▶ verifying ──outputs ok──▶ completed ──verified──▶ verified ──paid──▶ settled
+ *             │  ▲                          │                  │                        │                        │
+ *             │  └──── re-auction ──────────┴──────────────────┴────────────────────────┴────────────────────────┘
  *             │        (decline, no-show, lost lease, crash, bad output, timeout: a failed attempt,
  *             │         the provider excluded; preemption: a new attempt, nobody blamed)
  *             ├─▶ expired  (job.expiresAt passed before an award, or no bids after the re-opened round)
@@ -40,9 +40,15 @@
  *   fault (the provider broke the framing, overran its log credit, reset or dropped the stream) fails
  *   the attempt against it like a lost lease; a local one (this node's own limit or disk) ends the
  *   job as failed with the reason, blames nobody, and pays for the time run so far.
+ * - A valid receipt moves to `verifying` and asks node/ to fetch and check the outputs
+ *   (`fetch-outputs`). The lease no longer runs there: the provider's part is done, and however long
+ *   the fetch takes (a large output, a slow link) is not a missing heartbeat. node/ answers with
+ *   `outputs-verified` (→ `completed`, then the `verify` step) or `outputs-mismatch` (a failed
+ *   attempt against the provider, `output-mismatch`). Billing is fixed by the receipt's arrival,
+ *   so the fetch costs the requester nothing either.
  * - A valid receipt whose manifest lacks a declared output is the job's own failure
- *   (`missing-output: <paths>`): the receipt is paid like a completed one, nobody is blamed, nothing
- *   is re-auctioned.
+ *   (`missing-output: <paths>`, given with `outputs-verified`): the receipt is paid like a completed
+ *   one, nobody is blamed, nothing is re-auctioned.
  * - Cancel works in bidding, awarded and running (a `cancel` to the provider, and the time run so
  *   far paid); once the receipt is in, the job is settled instead.
  */
@@ -58,14 +64,15 @@ import {
 import { admitBid, storeBid, type BidRefusal, type HeldBid } from './bid-store.js'
 
 export type RequesterStatus =
-  | 'bidding' | 'awarded' | 'running' | 'completed' | 'verified' | 'settled'
+  | 'bidding' | 'awarded' | 'running' | 'verifying' | 'completed' | 'verified' | 'settled'
   | 'failed' | 'cancelled' | 'expired'
 
 /** Where the requester's job may go from each status (staying put is always allowed). */
 export const REQUESTER_TRANSITIONS: TransitionTable<RequesterStatus> = Object.freeze({
   bidding: ['awarded', 'expired', 'cancelled'],
   awarded: ['running', 'bidding', 'failed', 'expired', 'cancelled'],
-  running: ['completed', 'bidding', 'failed', 'expired', 'cancelled'],
+  running: ['verifying', 'bidding', 'failed', 'expired', 'cancelled'],
+  verifying: ['completed', 'bidding', 'failed', 'expired'],
   completed: ['verified', 'bidding', 'failed', 'expired'],
   verified: ['settled'],
   settled: [],
@@ -219,8 +226,12 @@ export type RequesterEvent =
   | { type: 'award-declined', now: number, provider: string, reason?: string }
   | { type: 'heartbeat', now: number, provider: string, seq: number, state: JobState, gpuSeconds: number }
   | { type: 'tick', now: number }
-  /** `missingOutputs`: declared outputs the (valid) receipt's manifest does not list — the job's own failure. */
-  | { type: 'receipt-received', now: number, provider: string, exitCode: number, gpuSeconds: number, outputsValid: boolean, missingOutputs?: string[] }
+  /** `outputsValid`: the receipt itself checks out (names this requester); its outputs are fetched after (`fetch-outputs`). */
+  | { type: 'receipt-received', now: number, provider: string, exitCode: number, gpuSeconds: number, outputsValid: boolean }
+  /** The receipt's outputs were fetched and every CID recomputed. `missingOutputs`: declared outputs its manifest does not list — the job's own failure. */
+  | { type: 'outputs-verified', now: number, missingOutputs?: string[] }
+  /** The outputs could not be fetched, or do not match the receipt (`detail` says how). */
+  | { type: 'outputs-mismatch', now: number, detail: string }
   /**
    * The exec stream of the current award failed before the receipt. `remote`: the provider's doing
    * (it broke the framing, overran its log credit, reset or dropped the stream); `local`: this node's
@@ -270,6 +281,8 @@ export type RequesterEffect =
     leaseMs: number
     billingIntervalSec: number
   }
+  /** Fetch the receipt's outputs from the provider and check them; answer `outputs-verified` or `outputs-mismatch`. */
+  | { type: 'fetch-outputs', provider: string }
   | { type: 'verify', provider: string }
   | { type: 'cancel', provider: string, reason: string }
   | PayEffect
@@ -332,6 +345,8 @@ function handle (s: RequesterJob, e: RequesterEvent, now: number): RequesterTran
     case 'award-declined': return onDeclined(s, e.provider, e.reason, now)
     case 'heartbeat': return onHeartbeat(s, e, now)
     case 'receipt-received': return onReceipt(s, e, now)
+    case 'outputs-verified': return onOutputsVerified(s, e.missingOutputs)
+    case 'outputs-mismatch': return onOutputsMismatch(s, e.detail, now)
     case 'verification-done': return onVerification(s, e.ok, now)
     case 'payment-sent': return onPaymentSent(s, e.cumulative)
     case 'cancel': return onCancel(s, now)
@@ -532,16 +547,30 @@ function onReceipt (s: RequesterJob, e: ReceiptEvent, now: number): RequesterTra
     runStartedAt: a.runStartedAt ?? a.acceptedAt ?? now,
     receipt: { at: now, exitCode: e.exitCode, gpuSeconds: isCount(e.gpuSeconds) ? e.gpuSeconds : 0 }
   }
-  const missing = Array.isArray(e.missingOutputs) ? e.missingOutputs.filter((p) => typeof p === 'string') : []
+  // no deadline runs in `verifying`: the fetch's own limits (node/) end it with a mismatch
+  return { state: { ...s, status: 'verifying', award }, effects: [{ type: 'fetch-outputs', provider: a.provider }] }
+}
+
+function onOutputsVerified (s: RequesterJob, missingOutputs: unknown): RequesterTransition {
+  const award = s.award
+  if (s.status !== 'verifying' || award?.receipt === undefined) return ignore(s, `no outputs awaited while ${s.status}`)
+  const missing = Array.isArray(missingOutputs) ? missingOutputs.filter((p): p is string => typeof p === 'string') : []
   if (missing.length > 0) {
     // the job's command did not write what it declared: the job failed, the provider did the work
     // asked of it — it is paid for it as for a completed job, not blamed, and nothing is re-run
     const due = finalPayment(award, s.config)
-    const exit = e.exitCode === 0 ? '' : ` (exit ${e.exitCode})`
+    const exitCode = award.receipt.exitCode
+    const exit = exitCode === 0 ? '' : ` (exit ${exitCode})`
     const reason = `missing-output: ${missing.join(', ')}`.slice(0, 480) + exit
     return { state: end({ ...s, award: { ...award, due, committed: due.cumulative } }, 'failed', reason), effects: [due] }
   }
-  return { state: { ...s, status: 'completed', award }, effects: [{ type: 'verify', provider: a.provider }] }
+  return { state: { ...s, status: 'completed' }, effects: [{ type: 'verify', provider: award.provider }] }
+}
+
+function onOutputsMismatch (s: RequesterJob, detail: unknown, now: number): RequesterTransition {
+  if (s.status !== 'verifying' || s.award === undefined) return ignore(s, `no outputs awaited while ${s.status}`)
+  const why = typeof detail === 'string' && detail !== '' ? detail.slice(0, 400) : 'the outputs do not match the receipt'
+  return failAttempt(s, now, 'output-mismatch', ['award', 'receipt'], why)
 }
 
 function onVerification (s: RequesterJob, ok: boolean, now: number): RequesterTransition {
@@ -561,7 +590,7 @@ function onPaymentSent (s: RequesterJob, cumulative: number): RequesterTransitio
 }
 
 function onCancel (s: RequesterJob, now: number): RequesterTransition {
-  if (s.status === 'completed' || s.status === 'verified') return ignore(s, 'the job has completed: settle it instead')
+  if (s.status === 'verifying' || s.status === 'completed' || s.status === 'verified') return ignore(s, 'the job has completed: settle it instead')
   const a = s.award
   if (a === undefined) return { state: end(s, 'cancelled', 'cancelled by the requester'), effects: [] }
   const effects: RequesterEffect[] = [{ type: 'cancel', provider: a.provider, reason: 'cancelled by the requester' }]

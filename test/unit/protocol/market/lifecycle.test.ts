@@ -4,7 +4,7 @@ import { jobStates, type JobState } from '../../../../protocol/messages/award.js
 import type { JobRequest } from '../../../../protocol/messages/job-request.js'
 import {
   AWARD_ATTEMPT_LIMIT, MAX_FAILED_ATTEMPTS, PROVIDER_TRANSITIONS, REQUESTER_TRANSITIONS,
-  chargeFor, finalStatuses, intervalsCharge, intervalsPaidBy, isAllowedTransition, nextProviderDeadline, nextRequesterDeadline, paidUntil, paymentGraceMs, reduceProvider, reduceRequester,
+  chargeFor, finalStatuses, intervalsCharge, intervalsPaidBy, isAllowedTransition, nextProviderDeadline, nextRequesterDeadline, outputFetchAllowanceMs, paidUntil, paymentGraceMs, reduceProvider, reduceRequester,
   requesterCommitBound, requesterInitFromJob, startProviderJob, startRequesterJob, InvalidLifecycleConfigError,
   type AwardEnding, type AwardTerms, type ProviderEffect, type ProviderEvent, type ProviderJob, type ProviderStatus, type ProviderTransition,
   type RequesterEffect, type RequesterEvent, type RequesterJob, type RequesterJobInit, type RequesterStatus, type RequesterTransition
@@ -110,6 +110,9 @@ const hb = (ms: number, provider: string, seq: number, state: JobState, gpuSecon
   ({ type: 'heartbeat', now: at(ms), provider, seq, state, gpuSeconds })
 const receipt = (ms: number, provider: string, gpuSeconds: number, outputsValid = true, exitCode = 0): RequesterEvent =>
   ({ type: 'receipt-received', now: at(ms), provider, exitCode, gpuSeconds, outputsValid })
+/** The shell fetched the receipt's outputs and checked them (`missingOutputs`: declared, not written). */
+const fetched = (ms: number, missingOutputs?: string[]): RequesterEvent =>
+  ({ type: 'outputs-verified', now: at(ms), ...(missingOutputs !== undefined ? { missingOutputs } : {}) })
 const payment = (ms: number, cumulative: number, interval: number, from = REQ): ProviderEvent =>
   ({ type: 'payment-received', now: at(ms), from, cumulative, interval })
 
@@ -221,7 +224,8 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
         [tick(122_000), [pay(P1, 1, 240_000, 2, 240, false), { type: 'wake', at: at(182_000) }], 'running'],
         [hb(122_000, P1, 6, 'running', 240), [], 'running'],
         [hb(149_000, P1, 7, 'completed', 294), [], 'running'],
-        [receipt(150_000, P1, 294), [{ type: 'verify', provider: P1 }], 'completed'],
+        [receipt(150_000, P1, 294), [{ type: 'fetch-outputs', provider: P1 }], 'verifying'],
+        [fetched(150_200), [{ type: 'verify', provider: P1 }], 'completed'],
         // the receipt's 294 GPU-seconds fit in the 148 s seen running (× 2 GPUs)
         [{ type: 'verification-done', now: at(150_500), ok: true }, [pay(P1, 1, 294_000, 3, 294, 'settled')], 'verified'],
         [{ type: 'payment-sent', now: at(150_600), cumulative: 294_000 }, [], 'settled']
@@ -231,7 +235,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
     })
 
     scripted('pays the receipt only up to the time it saw the job run', () => {
-      const s = playR(runningRequester(), [hb(10_000, P1, 3, 'running'), receipt(11_000, P1, 10_000)]).state
+      const s = playR(runningRequester(), [hb(10_000, P1, 3, 'running'), receipt(11_000, P1, 10_000), fetched(11_050)]).state
       const t = stepR(s, { type: 'verification-done', now: at(11_100), ok: true })
       // 9 s seen running × 2 GPUs = 18 GPU-seconds, not the 10,000 claimed
       assert.deepEqual(t.effects, [pay(P1, 1, 18_000, 1, 18, 'settled')])
@@ -322,8 +326,51 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.equal(t.state.status, 'bidding')
     })
 
+    scripted('a receipt stops the lease: a fetch of the outputs longer than a lease blames nobody and re-auctions nothing', () => {
+      const received = stepR(runningRequester(), receipt(30_000, P1, 56))
+      assert.deepEqual(received.effects, [{ type: 'fetch-outputs', provider: P1 }])
+      assert.equal(received.state.status, 'verifying')
+      assert.equal(nextRequesterDeadline(received.state), undefined)
+      // three leases (90 s each) later, still fetching: no failure, no re-auction, no payment
+      const later = stepR(received.state, tick(30_000 + 3 * 90_000))
+      assert.deepEqual(later.effects, [])
+      assert.equal(later.state.status, 'verifying')
+      // a cancel now is refused: the work is done, the job settles
+      assert.equal(stepR(later.state, { type: 'cancel', now: at(300_500) }).effects[0]?.type, 'ignored')
+      // a stray heartbeat or a second receipt changes nothing
+      assert.equal(stepR(later.state, hb(300_600, P1, 9, 'running')).state, later.state)
+      assert.equal(stepR(later.state, receipt(300_600, P1, 56)).state, later.state)
+      const done = traceR(later, [
+        [fetched(300_700), [{ type: 'verify', provider: P1 }], 'completed'],
+        // paid as of the receipt's arrival (28 s seen running × 2 GPUs ≥ 56), not the fetch's end
+        [{ type: 'verification-done', now: at(300_800), ok: true }, [pay(P1, 1, 56_000, 1, 56, 'settled')], 'verified'],
+        [{ type: 'payment-sent', now: at(300_900), cumulative: 56_000 }, [], 'settled']
+      ])
+      assert.equal(done.reason, 'paid in full')
+      assert.equal(done.failures, 0)
+    })
+
+    scripted('outputs that fail to verify after a long fetch still fail the provider (output-mismatch)', () => {
+      const fetching = stepR(stepR(runningRequester(), receipt(30_000, P1, 56)).state, tick(200_000)).state
+      const t = stepR(fetching, { type: 'outputs-mismatch', now: at(200_000), detail: 'out.bin: hash mismatch' })
+      assert.deepEqual(t.effects, [
+        { type: 'record-failure', subject: P1, reason: 'output-mismatch', evidence: ['award', 'receipt'], detail: 'out.bin: hash mismatch' },
+        { type: 're-auction', attempt: 2, exclude: [P1], reason: 'output-mismatch' },
+        { type: 'wake', at: at(201_000) }
+      ])
+      assert.equal(t.state.status, 'bidding')
+      assert.equal(t.state.failures, 1)
+      // an empty detail gets the default text
+      assert.equal((stepR(fetching, { type: 'outputs-mismatch', now: at(200_000), detail: '' }).effects[0] as { detail: string }).detail, 'the outputs do not match the receipt')
+      // the last attempt: failed; after the job's expiry: expired
+      const last = stepR(runningRequester({ ...INIT, maxFailedAttempts: 1 }), receipt(30_000, P1, 56)).state
+      assert.equal(stepR(last, { type: 'outputs-mismatch', now: at(30_100), detail: 'x' }).state.status, 'failed')
+      const expiring = stepR(runningRequester({ ...INIT, expiresAt: at(20_000) }), receipt(30_000, P1, 56)).state
+      assert.equal(stepR(expiring, { type: 'outputs-mismatch', now: at(30_100), detail: 'x' }).state.status, 'expired')
+    })
+
     scripted('a failed verification (replicas disagree) is an output mismatch too', () => {
-      const s = playR(runningRequester(), [receipt(30_000, P1, 56)]).state
+      const s = playR(runningRequester(), [receipt(30_000, P1, 56), fetched(30_050)]).state
       const t = stepR(s, { type: 'verification-done', now: at(30_100), ok: false })
       assert.deepEqual(t.effects.slice(0, 2), [
         { type: 'record-failure', subject: P1, reason: 'output-mismatch', evidence: ['award', 'receipt'], detail: 'verification failed' },
@@ -351,20 +398,21 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
     })
 
     scripted('a declared output the job did not write fails the job: the receipt is paid, nobody is blamed, nothing re-runs', () => {
-      const t = stepR(runningRequester(), { ...receipt(30_000, P1, 56), missingOutputs: ['result.txt'] } as RequesterEvent)
+      const received = (exitCode = 0): RequesterJob => stepR(runningRequester(), receipt(30_000, P1, 56, true, exitCode)).state
+      const t = stepR(received(), fetched(30_050, ['result.txt']))
       // the same final payment a completed job gets (56 GPU-s seen), and no failure report or re-auction
       assert.deepEqual(t.effects, [pay(P1, 1, 56_000, 1, 56, 'settled')])
       assert.equal(t.state.status, 'failed')
       assert.equal(t.state.reason, 'missing-output: result.txt')
       assert.deepEqual(t.state.excluded, [])
       assert.equal(t.state.failures, 0)
-      const failedExit = stepR(runningRequester(), { ...receipt(30_000, P1, 56, true, 1), missingOutputs: ['a.txt', 'b.txt'] } as RequesterEvent)
+      const failedExit = stepR(received(1), fetched(30_050, ['a.txt', 'b.txt']))
       assert.equal(failedExit.state.reason, 'missing-output: a.txt, b.txt (exit 1)')
       // the payment going out afterwards changes nothing
       const after = stepR(t.state, { type: 'payment-sent', now: at(30_100), cumulative: 56_000 })
       assert.equal(after.state.status, 'failed')
       // an empty list is a plain completion
-      assert.equal(stepR(runningRequester(), { ...receipt(30_000, P1, 56), missingOutputs: [] } as RequesterEvent).state.status, 'completed')
+      assert.equal(stepR(received(), fetched(30_050, [])).state.status, 'completed')
     })
 
     scripted('an exec stream the provider broke ends the attempt at once, blaming it (not at the lease)', () => {
@@ -504,9 +552,9 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
     scripted('a failure while awarded or completed ends the job when it is out of time or attempts', () => {
       const awarded = playR(startRequesterJob({ ...INIT, expiresAt: at(5000) }, at(0)).state, [bid(100, 'b1', P1), tick(1000), closed(1000, 'b1', P1)]).state
       assert.equal(stepR(awarded, { type: 'award-declined', now: at(6000), provider: P1 }).state.status, 'expired')
-      const completed = playR(runningRequester({ ...INIT, expiresAt: at(5000) }), [receipt(6000, P1, 8)]).state
+      const completed = playR(runningRequester({ ...INIT, expiresAt: at(5000) }), [receipt(6000, P1, 8), fetched(6050)]).state
       assert.equal(stepR(completed, { type: 'verification-done', now: at(6100), ok: false }).state.status, 'expired')
-      const lastChance = playR(runningRequester({ ...INIT, maxFailedAttempts: 1 }), [receipt(6000, P1, 8)]).state
+      const lastChance = playR(runningRequester({ ...INIT, maxFailedAttempts: 1 }), [receipt(6000, P1, 8), fetched(6050)]).state
       const t = stepR(lastChance, { type: 'verification-done', now: at(6100), ok: false })
       assert.equal(t.state.status, 'failed')
       assert.deepEqual(t.effects.map((e) => e.type), ['record-failure'])
@@ -533,7 +581,8 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       const awarded = stepR(closing, closed(1000, 'b1', P1)).state
       const running = runningRequester()
       const settled = traceR({ state: running, effects: [] }, [
-        [receipt(3000, P1, 2), [{ type: 'verify', provider: P1 }], 'completed'],
+        [receipt(3000, P1, 2), [{ type: 'fetch-outputs', provider: P1 }], 'verifying'],
+        [fetched(3000), [{ type: 'verify', provider: P1 }], 'completed'],
         [{ type: 'verification-done', now: at(3000), ok: true }, [pay(P1, 1, 2000, 1, 2, 'settled')], 'verified'],
         [{ type: 'payment-sent', now: at(3000), cumulative: 2000 }, [], 'settled']
       ])
@@ -562,6 +611,9 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
         [running, accepted(2100, P1)],
         [running, { type: 'award-declined', now: at(2100), provider: P1 }],
         [running, { type: 'verification-done', now: at(2100), ok: true }],
+        [running, fetched(2100)],
+        [running, { type: 'outputs-mismatch', now: at(2100), detail: 'x' }],
+        [bidding, fetched(10)],
         [running, { type: 'payment-sent', now: at(2100), cumulative: 1 }],
         [running, { type: 'preempted-notice', now: at(2100), provider: P3, noticeMs: 0 }],
         [running, { type: 'bogus', now: at(2100) } as unknown as RequesterEvent],
@@ -670,14 +722,39 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.deepEqual(lower.effects, [{ type: 'ignored', reason: 'payment below an earlier one' }])
     })
 
-    scripted('the final payment is due within one interval of the receipt', () => {
+    scripted('the final payment is due within one interval plus the output fetch allowance (a lease) of the receipt', () => {
       const s = playP(runningProvider(), [payment(62_050, 120_000, 1), { type: 'finished', now: at(100_000), exitCode: 0, gpuSeconds: 196 }]).state
       assert.equal(s.status, 'completed')
-      const t = stepP(s, tick(160_000))
+      // no outputs: 60 s interval + 90 s lease after the receipt
+      assert.equal(nextProviderDeadline(s)?.at, at(250_000))
+      assert.equal(stepP(s, tick(249_999)).state.status, 'completed')
+      const t = stepP(s, tick(250_000))
       assert.equal(t.state.status, 'stopped-unpaid')
-      assert.deepEqual(t.effects, [{ type: 'record-failure', subject: REQ, reason: 'nonpayment', evidence: ['award', 'receipt', 'last-payment'], detail: 'final payment overdue by one billing interval' }])
+      assert.deepEqual(t.effects, [{ type: 'record-failure', subject: REQ, reason: 'nonpayment', evidence: ['award', 'receipt', 'last-payment'], detail: 'final payment overdue by one billing interval and the output fetch allowance' }])
       assert.equal(stepP(s, payment(150_000, 195_999, 2)).state.status, 'completed')
       assert.equal(stepP(s, payment(150_000, 196_000, 2)).state.status, 'settled')
+    })
+
+    scripted('the output fetch allowance grows with the output size (1 MiB/s): no non-payment while the requester may still be fetching', () => {
+      const MiB = 1024 * 1024
+      assert.equal(outputFetchAllowanceMs(90_000, 0), 90_000)
+      assert.equal(outputFetchAllowanceMs(90_000, 1), 90_001)
+      assert.equal(outputFetchAllowanceMs(90_000, MiB), 91_000)
+      assert.equal(outputFetchAllowanceMs(90_000, MiB + 1), 91_001)
+      assert.equal(outputFetchAllowanceMs(90_000, -5), 90_000)
+      const s = playP(runningProvider(), [payment(62_050, 120_000, 1), { type: 'finished', now: at(100_000), exitCode: 0, gpuSeconds: 196, outputBytes: 300 * MiB }]).state
+      // 60 s interval + 90 s lease + 300 s for 300 MiB
+      const due = 100_000 + 60_000 + 90_000 + 300_000
+      assert.equal(nextProviderDeadline(s)?.at, at(due))
+      const waiting = stepP(s, tick(due - 1))
+      assert.equal(waiting.state.status, 'completed')
+      assert.deepEqual(only(waiting.effects, 'record-failure'), [])
+      assert.equal(stepP(waiting.state, payment(due - 1, 196_000, 2)).state.status, 'settled')
+      const late = stepP(waiting.state, tick(due))
+      assert.equal(late.state.status, 'stopped-unpaid')
+      assert.equal((only(late.effects, 'record-failure')[0] as { reason: string }).reason, 'nonpayment')
+      const malformed = stepP(runningProvider(), { type: 'finished', now: at(2100), exitCode: 0, gpuSeconds: 196, outputBytes: -1 })
+      assert.deepEqual(malformed.effects, [{ type: 'ignored', reason: 'malformed output size' }])
     })
 
     scripted('preemption: notify the requester at once, stop when the notice runs out', () => {
@@ -812,6 +889,23 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.deepEqual(out.failures, [])
     })
 
+    scripted('an output fetch longer than a lease (within the allowance) settles on the first provider, nobody blamed', () => {
+      // 90 s lease; 200 MiB of outputs: the provider waits 60 s + 90 s + 200 s for the final payment
+      const out = wire({ runMs: 100_000, fetchMs: 3 * 90_000, outputBytes: 200 * 1024 * 1024 })
+      assert.equal(out.requester.status, 'settled')
+      assert.equal(out.requester.attempt, 1)
+      assert.equal(out.provider.status, 'settled')
+      assert.equal(out.provider.paid.cumulative, out.paidByRequester)
+      assert.deepEqual(out.failures, [])
+    })
+
+    scripted('a requester still fetching past the allowance is reported for non-payment', () => {
+      // no outputs: the allowance is one lease (90 s) after the 60 s interval; a 300 s fetch is past it
+      const out = wire({ runMs: 100_000, fetchMs: 300_000 })
+      assert.equal(out.provider.status, 'stopped-unpaid')
+      assert.deepEqual(out.failures, [{ subject: REQ, reason: 'nonpayment' }])
+    })
+
     scripted('a requester that goes silent is stopped by the provider when the grace for the missed payment runs out', () => {
       const out = wire({ runMs: 1_000_000, requesterSilentAfter: 130_000 })
       assert.equal(out.provider.status, 'stopped-unpaid')
@@ -892,7 +986,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
 
 const PROP_INIT: RequesterJobInit = { job: JOB, bidWindowMs: 3000, expiresAt: at(300_000), gpus: 2, maxRuntimeSec: 60, leaseMs: 8000, billingIntervalSec: 3 }
 
-const REQUESTER_EFFECTS = new Set(['publish-job', 're-auction', 'close-auction', 'explain', 'send-award', 'verify', 'cancel', 'pay', 'record-failure', 'wake', 'ignored'])
+const REQUESTER_EFFECTS = new Set(['publish-job', 're-auction', 'close-auction', 'explain', 'send-award', 'fetch-outputs', 'verify', 'cancel', 'pay', 'record-failure', 'wake', 'ignored'])
 const PROVIDER_EFFECTS = new Set(['review-award', 'respond-award', 'fetch-inputs', 'start-job', 'heartbeat', 'send-receipt', 'notify-preemption', 'stop-work', 'record-failure', 'wake', 'ignored'])
 
 const isFinalR = (s: RequesterStatus): boolean => REQUESTER_TRANSITIONS[s].length === 0
@@ -914,8 +1008,10 @@ const requesterEvent: fc.Arbitrary<Timeless<RequesterEvent>> = fc.oneof(
   { weight: 8, arbitrary: fc.record({ provider: providerArb, seq: fc.integer({ min: 0, max: 1000 }), state: fc.constantFrom(...jobStates, 'running', 'running', 'running'), gpuSeconds: fc.nat(1000) })
     .map((h) => ({ type: 'heartbeat' as const, ...h })) },
   { weight: 8, arbitrary: fc.constant({ type: 'tick' as const }) },
-  { weight: 2, arbitrary: fc.record({ provider: providerArb, exitCode: fc.constantFrom(-1, 0, 1), gpuSeconds: fc.nat(100_000), outputsValid: fc.boolean(), missingOutputs: fc.option(fc.array(fc.string(), { maxLength: 3 }), { nil: undefined }) })
+  { weight: 2, arbitrary: fc.record({ provider: providerArb, exitCode: fc.constantFrom(-1, 0, 1), gpuSeconds: fc.nat(100_000), outputsValid: fc.boolean() })
     .map((r) => ({ type: 'receipt-received' as const, ...r })) },
+  { weight: 2, arbitrary: fc.option(fc.array(fc.string(), { maxLength: 3 }), { nil: undefined }).map((m) => ({ type: 'outputs-verified' as const, ...(m !== undefined ? { missingOutputs: m } : {}) })) },
+  { weight: 1, arbitrary: fc.string({ maxLength: 600 }).map((detail) => ({ type: 'outputs-mismatch' as const, detail })) },
   { weight: 2, arbitrary: fc.boolean().map((ok) => ({ type: 'verification-done' as const, ok })) },
   { weight: 2, arbitrary: fc.nat(1_000_000).map((cumulative) => ({ type: 'payment-sent' as const, cumulative })) },
   { weight: 1, arbitrary: fc.constant({ type: 'cancel' as const }) },
@@ -985,7 +1081,7 @@ function checkRequesterRun (next: (s: RequesterJob, i: number) => RequesterEvent
       // the award paid existed before the event, with its run started (or, for a receipt the job
       // failed on, started by that receipt: the provider ran it)
       const award = state.award
-      const started = award?.runStartedAt ?? (event.type === 'receipt-received' ? t.state.award?.runStartedAt : undefined)
+      const started = award?.runStartedAt
       assert.ok(award !== undefined && award.attempt === e.attempt && started !== undefined, 'pays only a running award')
       const bound = requesterCommitBound(award.price, t.state.config.gpus, t.state.config.billingIntervalMs, t.state.now - started)
       assert.ok(e.cumulative <= bound, `pay ${e.cumulative} > bound ${bound}`)
@@ -1069,7 +1165,7 @@ function pick<T extends string> (weights: ReadonlyArray<readonly [T, number]>, k
 
 const REQUESTER_MIX = [
   ['bid-received', 48], ['bidding-closed', 32], ['award-accepted', 40], ['award-declined', 3], ['heartbeat', 100], ['tick', 80],
-  ['receipt-received', 32], ['verification-done', 32], ['payment-sent', 32], ['cancel', 2], ['preempted-notice', 3], ['stream-failed', 2]
+  ['receipt-received', 32], ['outputs-verified', 32], ['outputs-mismatch', 3], ['verification-done', 32], ['payment-sent', 32], ['cancel', 2], ['preempted-notice', 3], ['stream-failed', 2]
 ] as const
 const STATUS_MIX: JobState[] = [...jobStates, ...Array<JobState>(24).fill('running')]
 
@@ -1101,7 +1197,9 @@ function guidedRequesterEvent (s: RequesterJob, c: Choice, i: number, now: numbe
       return { type: 'tick', now: jump ? due.at : now }
     }
     case 'receipt-received':
-      return { type: 'receipt-received', now, provider, exitCode: c.a % 10 === 0 ? -1 : 0, gpuSeconds: c.b % 100_000, outputsValid: c.a % 5 !== 0, ...(c.b % 9 === 0 ? { missingOutputs: ['out.txt'] } : {}) }
+      return { type: 'receipt-received', now, provider, exitCode: c.a % 10 === 0 ? -1 : 0, gpuSeconds: c.b % 100_000, outputsValid: c.a % 5 !== 0 }
+    case 'outputs-verified': return { type: 'outputs-verified', now, ...(c.b % 9 === 0 ? { missingOutputs: ['out.txt'] } : {}) }
+    case 'outputs-mismatch': return { type: 'outputs-mismatch', now, detail: 'bad output' }
     case 'verification-done': return { type: 'verification-done', now, ok: c.a % 5 !== 0 }
     case 'payment-sent': return { type: 'payment-sent', now, cumulative: c.fits ? a?.due?.cumulative ?? a?.committed ?? 0 : c.b }
     case 'cancel': return { type: 'cancel', now }
@@ -1168,6 +1266,10 @@ interface WireOptions {
   latencyMs?: number
   /** The requester's payments stop leaving after this many ms. */
   requesterSilentAfter?: number
+  /** How long the requester's output fetch takes (default 100 ms). */
+  fetchMs?: number
+  /** The outputs' total size, as the provider reports it with `finished`. */
+  outputBytes?: number
 }
 
 interface WireResult {
@@ -1204,6 +1306,7 @@ function wire (options: WireOptions): WireResult {
           })
           break
         case 'wake': toR(e.at, { type: 'tick' }); break
+        case 'fetch-outputs': toR(t + (options.fetchMs ?? 100), { type: 'outputs-verified' }); break
         case 'verify': toR(t + 100, { type: 'verification-done', ok: true }); break
         case 'pay':
           if (options.requesterSilentAfter !== undefined && t - at(0) > options.requesterSilentAfter) break
@@ -1225,7 +1328,7 @@ function wire (options: WireOptions): WireResult {
         case 'fetch-inputs': toP(t + 500, { type: 'inputs-fetched' }); break
         case 'start-job':
           toP(t, { type: 'started' })
-          toP(t + options.runMs, { type: 'finished', exitCode: 0, gpuSeconds: 2 * Math.ceil(options.runMs / 1000) })
+          toP(t + options.runMs, { type: 'finished', exitCode: 0, gpuSeconds: 2 * Math.ceil(options.runMs / 1000), outputBytes: options.outputBytes ?? 0 })
           break
         case 'heartbeat': toR(t + latency, { type: 'heartbeat', provider: P1, seq: e.seq, state: e.state, gpuSeconds: e.gpuSeconds }); break
         case 'send-receipt': toR(t + latency + 200, { type: 'receipt-received', provider: P1, exitCode: e.exitCode, gpuSeconds: e.gpuSeconds, outputsValid: true }); break
