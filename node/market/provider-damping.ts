@@ -1,6 +1,7 @@
 /**
- * What bid damping needs to remember (protocol/market/damping.ts): the prices of other providers'
- * bids per job, so a provider can stay silent once enough bids at least as good are out. Bounded:
+ * What bid damping needs to remember (protocol/market/damping.ts): other providers' bids per job (whole,
+ * so `shouldStaySilent` can screen and score them as the award would), so a provider can stay silent once
+ * enough bids at least as good are out. Bounded:
  * a job is forgotten once its bids have expired, at most MAX_SEEN_JOBS jobs are kept (the oldest
  * go first), and at most MAX_SEEN_PER_JOB providers per job (enough to decide silence many times
  * over; a flood of bids from new identities cannot grow it).
@@ -16,7 +17,7 @@ interface SeenJob {
   /** The latest expiry of the job's bids seen. */
   expiresAt: number
   /** Each provider's latest bid (one per round). */
-  bids: Map<string, { price: number, issuedAt: number }>
+  bids: Map<string, OpenedMessage<'bid'>>
 }
 
 export class SeenBids {
@@ -38,15 +39,15 @@ export class SeenBids {
     }
     const earlier = entry.bids.get(bid.signer)
     if (earlier === undefined && entry.bids.size >= MAX_SEEN_PER_JOB) return
-    if (earlier === undefined || bid.payload.issuedAt >= earlier.issuedAt) entry.bids.set(bid.signer, { price: bid.payload.price, issuedAt: bid.payload.issuedAt })
+    if (earlier === undefined || bid.payload.issuedAt >= earlier.payload.issuedAt) entry.bids.set(bid.signer, bid)
     entry.expiresAt = Math.max(entry.expiresAt, bid.payload.expiresAt)
   }
 
-  /** Prices of the bids for `job` in the round that opened at `opensAt` (undefined: round 1, all of them). */
-  prices (job: string, opensAt: number | undefined, now: number): number[] {
+  /** The bids for `job` in the round that opened at `opensAt` (undefined: round 1, all of them). */
+  bids (job: string, opensAt: number | undefined, now: number): Array<OpenedMessage<'bid'>> {
     const entry = this.jobs.get(job)
     if (entry === undefined || entry.expiresAt <= now) return []
-    return [...entry.bids.values()].filter((b) => opensAt === undefined || b.issuedAt >= opensAt).map((b) => b.price)
+    return [...entry.bids.values()].filter((b) => opensAt === undefined || b.payload.issuedAt >= opensAt)
   }
 
   private sweep (now: number): void {
