@@ -128,13 +128,23 @@ export class ProviderMarket {
     })
   }
 
-  /** A bid seen on gossip: it counts for damping while it is valid (if it passes screening then). */
+  /**
+   * A bid seen on gossip: it counts for damping while it is valid (if it passes screening then). Kept
+   * only while this node waits to bid on its job: no other job's bids can silence it, and a bid that
+   * overtook its job request in gossip is not counted (damping then errs towards bidding).
+   */
   onBid (bid: OpenedMessage<'bid'>): void {
     try {
-      if (bid.signer !== this.options.peerId) this.seen.add(bid, this.now())
+      if (bid.signer !== this.options.peerId && this.waitingToBid(bid.payload.job.toString())) this.seen.add(bid, this.now())
     } catch (err) {
       this.log.error('handling a bid failed', { error: err })
     }
+  }
+
+  /** Whether a bid of this node on `job` (any round) is waiting out its damping delay. */
+  private waitingToBid (job: string): boolean {
+    for (const key of this.pending.keys()) if (key.startsWith(`${job}#`)) return true
+    return false
   }
 
   // -------------------------------------------------------------------------------------------
