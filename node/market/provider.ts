@@ -1,7 +1,7 @@
 /**
  * The provider side of the market (DESIGN §5–§6): bid on the jobs this node can run, and take the
  * awards it wins. The decisions are protocol/'s: `decideBid` (bid or decline), `bidWindowClosesAt` (until when), `bidDelayMs` and
- * `stayingSilent` (damping); each bid sent becomes an `Offer` whose provider lifecycle
+ * `shouldStaySilent` (damping); each bid sent becomes an `Offer` whose provider lifecycle
  * (`reduceProvider`) provider-jobs.ts drives. This file is the market's way in:
  *
  * - `onJob` / `onBid`: job requests, re-opened rounds and other providers' bids from gossip;
@@ -13,7 +13,7 @@
  * Nothing one job does may escape into libp2p or the daemon: every entry point catches and logs.
  */
 import {
-  MessageRejectedError, bidDelayMs, bidWindowClosesAt, decideBid, jobTopics, openMessage, stayingSilent, startProviderJob,
+  MessageRejectedError, bidDelayMs, bidWindowClosesAt, decideBid, jobTopics, openMessage, shouldStaySilent, startProviderJob,
   type AwardTerms, type BidDecision, type OpenedMessage, type ProviderStatus
 } from '../../protocol/index.js'
 import type { Logger } from '../logger.js'
@@ -98,7 +98,7 @@ export class ProviderMarket {
     const timer = setTimeout(() => {
       this.pending.delete(key)
       try {
-        this.sendBid(request, roundNo, decision, round?.opensAt, closesAt)
+        this.sendBid(request, roundNo, decision, round, closesAt)
       } catch (err) {
         this.log.error('bidding failed', { job: id, error: err })
       }
@@ -108,13 +108,15 @@ export class ProviderMarket {
   }
 
   /** After the damping delay: stay silent if enough bids at least as good were seen, else bid. */
-  private sendBid (request: OpenedMessage<'job-request'>, round: number, decision: Extract<BidDecision, { kind: 'bid' }>, opensAt: number | undefined, closesAt: number): void {
+  private sendBid (request: OpenedMessage<'job-request'>, round: number, decision: Extract<BidDecision, { kind: 'bid' }>, info: AuctionRoundInfo | undefined, closesAt: number): void {
     const ad = this.options.ad()
     const id = request.cid.toString()
     const now = this.now()
     if (this.stopped || ad === undefined) return
     if (now >= closesAt) return this.log.debug('the bid window closed during the delay', { job: id, round })
-    if (this.options.damping !== false && stayingSilent(decision.price, this.seen.prices(id, opensAt, now))) return this.log.debug('staying silent: enough better bids seen', { job: id, round })
+    // screened and scored as the award will be, at the round's close (protocol/README §5.6 "Damping")
+    const seen = this.seen.bids(id, info?.opensAt, now)
+    if (this.options.damping !== false && shouldStaySilent({ job: request, price: decision.price, seen, decidedAt: Math.max(now, closesAt), excluded: info?.excluded })) return this.log.debug('staying silent: enough better bids seen', { job: id, round })
     const bid = sealBid(this.options.signer, request, decision, ad, closesAt, now)
     const init = startProviderJob({ job: id, requester: request.signer, bid: bid.cid.toString(), gpus: request.payload.resources.gpus, offerExpiresAt: bid.payload.expiresAt }, now)
     const offer = newOffer(request, round, bid, init.state)
@@ -126,13 +128,23 @@ export class ProviderMarket {
     })
   }
 
-  /** A bid seen on gossip: its price counts for damping while it is valid. */
+  /**
+   * A bid seen on gossip: it counts for damping while it is valid (if it passes screening then). Kept
+   * only while this node waits to bid on its job: no other job's bids can silence it, and a bid that
+   * overtook its job request in gossip is not counted (damping then errs towards bidding).
+   */
   onBid (bid: OpenedMessage<'bid'>): void {
     try {
-      if (bid.signer !== this.options.peerId) this.seen.add(bid, this.now())
+      if (bid.signer !== this.options.peerId && this.waitingToBid(bid.payload.job.toString())) this.seen.add(bid, this.now())
     } catch (err) {
       this.log.error('handling a bid failed', { error: err })
     }
+  }
+
+  /** Whether a bid of this node on `job` (any round) is waiting out its damping delay. */
+  private waitingToBid (job: string): boolean {
+    for (const key of this.pending.keys()) if (key.startsWith(`${job}#`)) return true
+    return false
   }
 
   // -------------------------------------------------------------------------------------------

@@ -115,32 +115,41 @@ describe('the market under bad input (in-process)', function () {
     }
   })
 
-  it('300 bids that cannot win, gossiped before the honest ones, take no slot: the honest bid wins the first round', async () => {
-    // a window with room for every node in this one process to check 300 extra bids on a busy machine
-    // (with 2.5 s, one CI run saw no honest bid in round 1)
-    const { job: id } = await requester.market!.submit(job({ bidWindowMs: 6_000 }))
-    const jobCid = CID.parse(id)
+  /**
+   * 300 fresh identities, each with one bid for `jobCid` at `price` that promises to start a day from now
+   * (LATE_START): it cannot win, so it must neither take a slot in the requester's round nor, in the
+   * providers' damping, count as a better bid that holds an honest one back (issue 9 bugs 3 and 4).
+   */
+  const junkBids = (jobCid: CID, price: number): Uint8Array[] => {
     const now = Date.now()
-    // fresh identities, each with one bid that promises to start a day from now (LATE_START); priced
-    // above the honest asks, so that the providers' damping (which counts cheaper bids, issue 9 bug 4)
-    // does not hold the honest bids back
-    const junk = Array.from({ length: 300 }, (_, i) => {
+    return Array.from({ length: 300 }, (_, i) => {
       const seed = new Uint8Array(32).fill(11)
       seed[0] = i & 0xff
       seed[1] = i >> 8
       const signer = new Identity(seed)
       return sealMessage(signer, 'bid', {
-        v: 1, issuedAt: now, expiresAt: now + 60_000, job: jobCid, provider: signer.peerId, price: 2_500_000,
+        v: 1, issuedAt: now, expiresAt: now + 60_000, job: jobCid, provider: signer.peerId, price,
         gpus: [`GPU-junk-${i}`], model: 'nvidia-l40s', vramMiB: 46_068, region: 'eu-west', startBy: now + 86_400_000, ad: cidOfValue({ junk: i }).cid
       }).bytes
     })
-    for (const bytes of junk) await attacker.node.services.pubsub.publish(marketTopic(), bytes).catch(() => {})
-    const view = await until(requester, id, (v) => FINAL.has(v.status))
-    assert.equal(view.status, 'settled', view.reason)
-    assert.ok(!view.events.some((e) => e.type === 'no-bids' || e.type === 're-auction'), view.events.map((e) => `${e.type}: ${e.text}`).join('\n'))
-    assert.equal(view.award?.provider, net.nodes[0]?.identity.peerId, 'the cheaper honest provider won')
-    assert.ok(view.bids.length <= 2 && view.bids.every((b) => b.price < 2_500_000), JSON.stringify(view.bids.map((b) => b.price)))
-  })
+  }
+
+  // priced above the honest asks (they would rank after them if they passed) and at 1 micro (they would
+  // rank first, and before the fix of bug 4 their raw asks silenced both honest providers)
+  for (const price of [2_500_000, 1]) {
+    it(`300 bids that cannot win at ${price} micros, gossiped before the honest ones, take no slot and silence no one: the honest bid wins the first round`, async () => {
+      // a window with room for every node in this one process to check 300 extra bids on a busy machine
+      // (with 2.5 s, one CI run saw no honest bid in round 1)
+      const { job: id } = await requester.market!.submit(job({ bidWindowMs: 6_000 }))
+      for (const bytes of junkBids(CID.parse(id), price)) await attacker.node.services.pubsub.publish(marketTopic(), bytes).catch(() => {})
+      const view = await until(requester, id, (v) => FINAL.has(v.status))
+      assert.equal(view.status, 'settled', view.reason)
+      assert.ok(!view.events.some((e) => e.type === 'no-bids' || e.type === 're-auction'), view.events.map((e) => `${e.type}: ${e.text}`).join('\n'))
+      assert.equal(view.award?.provider, net.nodes[0]?.identity.peerId, 'the cheaper honest provider won')
+      const honest = new Set(net.nodes.slice(0, 2).map((d) => d.identity.peerId))
+      assert.ok(view.bids.length <= 2 && view.bids.every((b) => honest.has(b.provider)), JSON.stringify(view.bids.map((b) => [b.provider, b.price])))
+    })
+  }
 
   it('a job spec that is not valid is a 400 naming the problem, and nothing is submitted', async () => {
     const before = requester.market!.requester.list().length

@@ -381,6 +381,39 @@ describe('the provider market (two bare nodes, the requester played by hand)', f
     assert.equal(market.status().pending, 1)
   })
 
+  it('damps on the bids the award would consider: five 1-micro bids that fail screening do not silence it, five that pass do (issue 9 bug 4)', async () => {
+    const others = Array.from({ length: 5 }, (_, i) => new Identity(new Uint8Array(32).fill(90 + i)))
+    const run = async (startIn: number): Promise<boolean> => {
+      const now = Date.now()
+      const request = sealMessage(requesterId, 'job-request', {
+        v: 1, issuedAt: now, expiresAt: now + 3_600_000, nonce: randomNonce(16),
+        workload: { executor: 'process', argv: ['/bin/true'], env: {}, inputs: [], outputs: [], maxRuntimeSec: 60, network: false },
+        resources: { gpus: 1, minVramGB: 16, models: [], cpuCores: 1, memoryMiB: 256, diskMiB: 100 },
+        sla: { tier: 'silver', maxPrice: 2 * PRICE, maxStartDelaySec: 60 },
+        placement: { regions: [], residency: 'prefer' },
+        verification: { mode: 'none' },
+        // the provider's ask is half the cap: it waits about 0.5 × 60 % of the window, time to see the others
+        auction: { bidWindowMs: 2_000, paymentRule: 'first-price' }
+      })
+      const waiting = market.status().pending
+      market.onJob(openMessage(request.bytes, 'job-request', { now }))
+      assert.equal(market.status().pending, waiting + 1)
+      for (const other of others) {
+        const bid = sealMessage(other, 'bid', {
+          v: 1, issuedAt: now, expiresAt: now + 60_000, job: request.cid, provider: other.peerId, price: 1,
+          gpus: [`GPU-other-${other.peerId.slice(-6)}`], model: 'nvidia-l4', vramMiB: 23034, region: 'eu', startBy: now + startIn, ad: request.cid
+        })
+        market.onBid(openMessage(bid.bytes, 'bid', { now }))
+      }
+      await until('the damping delay', () => market.status().pending === waiting ? true : undefined)
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      return gossiped.some((m) => m.kind === 'bid' && m.signer === providerId.peerId && (m as OpenedMessage<'bid'>).payload.job.equals(request.cid))
+    }
+    // a start a day away is LATE_START for a job that allows 60 s: the award would drop them
+    assert.equal(await run(86_400_000), true, 'bids despite five cheaper bids the award would drop')
+    assert.equal(await run(1_000), false, 'silent after five cheaper bids the award would consider')
+  })
+
   it('starts a job waiting for a busy GPU as soon as the GPU comes free', async () => {
     const first = await auction('sleep 1; echo first > out.txt')
     const a = await hand(first.request, first.bid)

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
 import { bidFit } from '../../../../protocol/market/bid-policy.js'
-import { BID_DELAY_FRACTION, ENOUGH_BETTER_BIDS, bidDelayMs, stayingSilent } from '../../../../protocol/market/damping.js'
+import { Identity, cidOfValue } from '../../../../crypto/index.js'
+import { jobIdOf, openMessage, sealMessage, type Bid, type JobRequest } from '../../../../protocol/index.js'
+import { BidRejection, screenBid, type AuctionBid, type AuctionJob } from '../../../../protocol/market/award.js'
+import { BID_DELAY_FRACTION, ENOUGH_BETTER_BIDS, bidDelayMs, dampingScore, shouldStaySilent, stayingSilent } from '../../../../protocol/market/damping.js'
+import { effectivePrice, UNKNOWN_RELIABILITY } from '../../../../protocol/market/scoring.js'
+import { NOW } from '../../../helpers/arbitraries.js'
 
 /** mulberry32: a small seeded PRNG, so a property run can build 1000 providers from one seed. */
 function prng (seed: number): () => number {
@@ -46,6 +51,47 @@ function market (n: number, seed: number, bidWindowMs: number): Provider[] {
   })
 }
 
+/** The round closes (and the award is decided) a second after NOW. */
+const CLOSE = NOW + 1_000
+const bidders = Array.from({ length: 12 }, (_, i) => new Identity(new Uint8Array(32).fill(60 + i)))
+
+function dampJob (fields: { maxPrice?: number, residency?: 'strict' | 'prefer', issuedAt?: number } = {}): AuctionJob {
+  const payload: JobRequest = {
+    v: 1,
+    issuedAt: fields.issuedAt ?? NOW,
+    expiresAt: NOW + 3_600_000,
+    nonce: new Uint8Array(16).fill(7),
+    workload: { executor: 'process', argv: ['python3', 'eval.py'], env: {}, inputs: [], outputs: ['out.json'], maxRuntimeSec: 3600, network: false },
+    resources: { gpus: 1, minVramGB: 40, models: ['nvidia-h100-80gb-hbm3'], cpuCores: 4, memoryMiB: 16_384, diskMiB: 10_240 },
+    sla: { tier: 'gold', maxPrice: fields.maxPrice ?? 3_000_000, maxStartDelaySec: 300 },
+    placement: { regions: ['eu'], residency: fields.residency ?? 'strict' },
+    verification: { mode: 'none' },
+    auction: { bidWindowMs: 1_000, paymentRule: 'first-price' }
+  }
+  return { cid: jobIdOf(payload), payload }
+}
+
+/** A real bid by bidder `i`, sealed and opened as a provider receives it from gossip. */
+function seenBid (job: AuctionJob, i: number, price: number, fields: Partial<Bid> = {}): AuctionBid {
+  const signer = bidders[i] as Identity
+  const payload: Bid = {
+    v: 1,
+    issuedAt: NOW,
+    expiresAt: NOW + 60_000,
+    job: job.cid,
+    provider: signer.peerId,
+    price,
+    gpus: [`GPU-${i}0000000-0000-0000`],
+    model: 'nvidia-h100-80gb-hbm3',
+    vramMiB: 81_559,
+    region: 'eu-west',
+    startBy: NOW + 60_000,
+    ad: cidOfValue({ ad: i }).cid,
+    ...fields
+  }
+  return openMessage(sealMessage(signer, 'bid', payload).bytes, 'bid', { now: NOW })
+}
+
 describe('market/damping', () => {
   describe('bidDelayMs', () => {
     it('waits (1 − fit) × 60 % of the bid window', () => {
@@ -83,6 +129,78 @@ describe('market/damping', () => {
       assert.equal(stayingSilent(10, [1, 2], 2), true)
       assert.equal(stayingSilent(10, [], 1), false)
       assert.equal(stayingSilent(10, new Set([1, 2, 3, 4, 9])), true, 'any iterable')
+    })
+  })
+
+  describe('shouldStaySilent (scored and screened as the award is)', () => {
+    const job = dampJob()
+    const ask = 2_000_000
+    const silent = (seen: AuctionBid[], price = ask, j = job): boolean => shouldStaySilent({ job: j, price, seen, decidedAt: CLOSE })
+
+    it('five cheap bids that fail the award\'s screening do not silence a provider (issue 9 bug 4)', () => {
+      const other = dampJob({ maxPrice: 2_999_999 })
+      const junk = [
+        seenBid(job, 0, 1, { startBy: NOW + 86_400_000 }),
+        seenBid(job, 1, 1, { region: 'us-east' }),
+        seenBid(job, 2, 1, { vramMiB: 24_000 }),
+        seenBid(job, 3, 1, { model: 'nvidia-a100-80gb' }),
+        seenBid(job, 4, 1, { gpus: [] as unknown as Bid['gpus'] }),
+        seenBid(job, 5, 3_000_001),
+        seenBid(job, 6, 1, { expiresAt: CLOSE }),
+        seenBid(other, 7, 1)
+      ]
+      // each really fails screening at the close, each for the reason meant
+      assert.deepEqual(junk.map((b) => screenBid(b, job, CLOSE)), [
+        BidRejection.LATE_START, BidRejection.REGION, BidRejection.HARDWARE, BidRejection.HARDWARE, BidRejection.HARDWARE,
+        BidRejection.OVER_MAX_PRICE, BidRejection.EXPIRED, BidRejection.WRONG_JOB
+      ])
+      assert.equal(silent(junk), false)
+      // five cheap junk bids and four good ones: still one short of enough
+      const good = [8, 9, 10, 11].map((i) => seenBid(job, i, ask - 1))
+      assert.equal(silent([...junk, ...good]), false)
+    })
+
+    it('stays silent at exactly `enough` better bids that pass screening, not at one fewer', () => {
+      const better = [0, 1, 2, 3, 4].map((i) => seenBid(job, i, ask - 1 - i))
+      assert.equal(silent(better), true)
+      assert.equal(silent(better.slice(0, 4)), false)
+      assert.equal(silent([...better.slice(0, 4), seenBid(job, 5, ask + 1)]), false, 'a worse bid does not count')
+      assert.equal(silent([...better.slice(0, 4), seenBid(job, 5, ask - 1, { startBy: CLOSE + 300_001 })]), false, 'one failing bid short')
+      assert.equal(shouldStaySilent({ job, price: ask, seen: better.slice(0, 2), decidedAt: CLOSE, enough: 2 }), true)
+    })
+
+    it('does not count the bids of providers excluded from the round', () => {
+      const better = [0, 1, 2, 3, 4].map((i) => seenBid(job, i, 1))
+      const excluded = [(bidders[4] as Identity).peerId]
+      assert.equal(shouldStaySilent({ job, price: ask, seen: better, decidedAt: CLOSE, excluded: [] }), true)
+      assert.equal(shouldStaySilent({ job, price: ask, seen: better, decidedAt: CLOSE, excluded }), false)
+      assert.equal(shouldStaySilent({ job, price: ask, seen: [...better, seenBid(job, 5, ask)], decidedAt: CLOSE, excluded }), true)
+    })
+
+    it('counts ties: five bids at exactly this ask silence it, four and one a micro dearer do not', () => {
+      const ties = [0, 1, 2, 3, 4].map((i) => seenBid(job, i, ask))
+      assert.equal(silent(ties), true)
+      assert.equal(silent([...ties.slice(0, 4), seenBid(job, 5, ask + 1)]), false)
+    })
+
+    it('screens at the round\'s close: expiry and start exactly at the limit', () => {
+      const four = [0, 1, 2, 3].map((i) => seenBid(job, i, 1))
+      const limit = CLOSE + 300_000
+      assert.equal(silent([...four, seenBid(job, 4, 1, { startBy: limit })]), true, 'startBy = close + maxStartDelay counts')
+      assert.equal(silent([...four, seenBid(job, 4, 1, { startBy: limit + 1 })]), false, 'one ms later does not')
+      assert.equal(silent([...four, seenBid(job, 4, 1, { expiresAt: CLOSE + 1 })]), true, 'valid at the close counts')
+      assert.equal(silent([...four, seenBid(job, 4, 1, { expiresAt: CLOSE })]), false, 'expired at the close does not')
+      assert.equal(silent([...four, seenBid(job, 4, 3_000_000)], 3_000_000), true, 'exactly maxPrice counts')
+      assert.equal(silent([...four, seenBid(job, 4, 3_000_001)], 3_000_000), false, 'one micro over it does not')
+    })
+
+    it('scores every bid, its own included, with the award\'s formula at the prior and the default RTT', () => {
+      assert.equal(dampingScore(ask, job), effectivePrice({ price: ask, reliability: UNKNOWN_RELIABILITY }, 'gold'))
+      assert.equal(dampingScore(ask, job), effectivePrice({ price: ask, reliability: undefined, rttMs: undefined }, 'gold'))
+      // one scale for everyone keeps the price order, ties included
+      fc.assert(fc.property(fc.integer({ min: 0, max: 3_000_000 }), fc.integer({ min: 0, max: 3_000_000 }), (a, b) => {
+        assert.equal(Math.sign(dampingScore(a, job) - dampingScore(b, job)), Math.sign(a - b))
+      }))
     })
   })
 
