@@ -49,10 +49,12 @@ export function jobView (record: JobRecord, job: JobRequest, state: RequesterJob
   }
 }
 
-/** Status events that tell, without details, what an event of another type tells in full. */
-const SAME_PHASE: Record<string, string> = { awarded: 'award' }
-
-const phaseOf = (e: JobEvent): string => SAME_PHASE[e.type] ?? e.type
+/**
+ * For a bare status event, the event types that tell in full what it says (default: its own type):
+ * `awarded` is what `award …` says; the job's `completed` what the provider's `completed` report says
+ * or, when the outputs were fetched after the receipt (status `verifying` in between), the `outputs` event.
+ */
+const TOLD_BY: Record<string, readonly string[]> = { awarded: ['award'], completed: ['completed', 'outputs'] }
 
 /** A status change with nothing to add (`awarded`/`awarded`), as the lifecycle records it. */
 const isBare = (e: JobEvent): boolean => e.text === e.type && e.peer === undefined
@@ -60,7 +62,7 @@ const isBare = (e: JobEvent): boolean => e.text === e.type && e.peer === undefin
 /**
  * The events as shown: the lifecycle records a status change (`awarded`, `completed`) next to the
  * event that caused it (`award …`, `provider reports completed`); the bare status event is left out
- * when an event of the same phase lies between the status changes before and after it. A line that
+ * when an event that tells it (TOLD_BY) lies between the status changes before and after it. A line that
  * says a clause twice (`cancelled: cancelled by the requester`) says it once.
  */
 export function timelineOf (events: readonly JobEvent[]): JobEvent[] {
@@ -71,7 +73,8 @@ export function timelineOf (events: readonly JobEvent[]): JobEvent[] {
       const k = bare.indexOf(i)
       const from = k > 0 ? bare[k - 1] as number : -1
       const to = k < bare.length - 1 ? bare[k + 1] as number : events.length
-      if (events.slice(from + 1, to).some((other, j) => from + 1 + j !== i && phaseOf(other) === phaseOf(e))) return
+      const told = TOLD_BY[e.type] ?? [e.type]
+      if (events.slice(from + 1, to).some((other, j) => from + 1 + j !== i && told.includes(other.type))) return
     }
     const text = sayOnce(e.text)
     shown.push(text === e.text ? e : { ...e, text })

@@ -27,6 +27,14 @@ describe('the job timeline the API shows (requester-views)', () => {
     assert.equal(timelineOf(settled).find((e) => e.type === 'completed')?.text, 'provider reports completed')
   })
 
+  it('drops the job\'s bare completed when the outputs were fetched after the receipt (verifying in between)', () => {
+    const fetched = [ev('running', 'running'), ev('completed', 'provider reports completed', P), ev('receipt', 'receipt: exit 0', P), ev('verifying', 'verifying'),
+      ev('outputs', '1 output(s) verified'), ev('completed', 'completed'), ev('verified', 'verified'), ev('settled', 'settled')]
+    assert.deepEqual(timelineOf(fetched).map((e) => e.type), ['running', 'completed', 'receipt', 'verifying', 'outputs', 'verified', 'settled'])
+    // without the outputs event the job's own completed is the only word for it, and stays
+    assert.deepEqual(timelineOf([ev('verifying', 'verifying'), ev('completed', 'completed'), ev('verified', 'verified')]).map((e) => e.type), ['verifying', 'completed', 'verified'])
+  })
+
   it('keeps a bare status event with no twin, and each round of a re-auction', () => {
     const twoRounds = [ev('awarded', 'awarded'), ev('award', 'awarded to A', P), ev('re-auction', 'round 2 (declined)'), ev('bidding', 'bidding'), ev('awarded', 'awarded'), ev('award', 'awarded to B', P), ev('running', 'running')]
     assert.deepEqual(timelineOf(twoRounds).map((e) => e.type), ['award', 're-auction', 'bidding', 'award', 'running'])
