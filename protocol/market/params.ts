@@ -1,0 +1,120 @@
+/**
+ * The market's tunable parameters in one plain-data object (the params trio: `MarketParams`,
+ * `defaultMarketParams`, `createMarketParams`). The daemon builds one from config.json's `market`
+ * section; the simulator varies them per scenario. Every component that decides something takes the
+ * params it needs from here, so a node and a simulated node with the same params decide alike.
+ *
+ * What is on the wire (the award's lease and billing interval) is bounded by the award schema; the
+ * rest is each node's own policy, which peers cannot see and need not share.
+ */
+import { DEFAULT_CLOCK_SKEW_MS } from '../constants.js'
+import { PREEMPT_EXACT_LIMIT } from './bid-policy.js'
+import { BID_DELAY_FRACTION, ENOUGH_BETTER_BIDS } from './damping.js'
+import { AWARD_ATTEMPT_LIMIT, DEFAULT_BILLING_INTERVAL_SEC, DEFAULT_LEASE_MS, HEARTBEATS_PER_LEASE, MAX_FAILED_ATTEMPTS } from './lifecycle-shared.js'
+import { InvalidScoringParamsError, createScoringParams, defaultScoringParams, type ScoringParams, type ScoringParamsInit } from './scoring.js'
+
+/** Notice a preempted bronze job gets before its work stops. */
+export const DEFAULT_PREEMPT_NOTICE_MS = 2_000
+/** A bid stays valid this long after its round's window closes (must exceed the clock-skew allowance). */
+export const DEFAULT_BID_GRACE_MS = 60_000
+/** Damping memory: at most this many jobs' bids, and this many providers' bids per job. */
+export const DEFAULT_SEEN_BID_JOBS = 4096
+export const DEFAULT_SEEN_BIDS_PER_JOB = 64
+
+export interface MarketParams {
+  /** Lease put in awards, ms: no heartbeat for this long ends an attempt (award schema: 1,000 … 3,600,000). */
+  leaseMs: number
+  /** Billing interval put in awards, s: a provider risks at most one interval of unpaid work (1 … 86,400). */
+  billingIntervalSec: number
+  /** Heartbeats per lease (integer 1 … 10): two may be lost without harm at the default 3. */
+  heartbeatsPerLease: number
+  /** Share of the bid window over which damping delays spread (0 … 1). */
+  bidDelayFraction: number
+  /** A provider stays silent after seeing this many bids at least as good as its own (integer ≥ 1). */
+  enoughBetterBids: number
+  /** Notice a preempted bronze job gets, ms (0 … 600,000). */
+  preemptNoticeMs: number
+  /** Preemption is chosen exactly among up to this many jobs in the way, greedily beyond (integer 0 … 16). */
+  preemptExactLimit: number
+  /** A bid stays valid this long after its window closes, ms (more than the 30 s clock-skew allowance, ≤ 1 h). */
+  bidGraceMs: number
+  /** Damping memory bounds (integers ≥ 1). */
+  seenBids: { maxJobs: number, maxPerJob: number }
+  /** Failed awards before a job is given up (integer 1 … 16). */
+  maxFailedAttempts: number
+  /** How bids are scored (scoring.ts). */
+  scoring: ScoringParams
+}
+
+export const defaultMarketParams: Readonly<MarketParams> = Object.freeze({
+  leaseMs: DEFAULT_LEASE_MS,
+  billingIntervalSec: DEFAULT_BILLING_INTERVAL_SEC,
+  heartbeatsPerLease: HEARTBEATS_PER_LEASE,
+  bidDelayFraction: BID_DELAY_FRACTION,
+  enoughBetterBids: ENOUGH_BETTER_BIDS,
+  preemptNoticeMs: DEFAULT_PREEMPT_NOTICE_MS,
+  preemptExactLimit: PREEMPT_EXACT_LIMIT,
+  bidGraceMs: DEFAULT_BID_GRACE_MS,
+  seenBids: Object.freeze({ maxJobs: DEFAULT_SEEN_BID_JOBS, maxPerJob: DEFAULT_SEEN_BIDS_PER_JOB }),
+  maxFailedAttempts: MAX_FAILED_ATTEMPTS,
+  scoring: defaultScoringParams
+})
+
+/** Overrides for createMarketParams: any subset; nested objects merge field by field. */
+export type MarketParamsInit = Partial<Omit<MarketParams, 'seenBids' | 'scoring'>> & {
+  seenBids?: Partial<MarketParams['seenBids']>
+  scoring?: ScoringParamsInit
+}
+
+/** A market parameter out of range: `field` is its dotted path (`seenBids.maxJobs`, `scoring.unknownReliability`). */
+export class InvalidMarketParamsError extends Error {
+  override readonly name = 'InvalidMarketParamsError'
+  readonly code = 'INVALID_MARKET_PARAMS'
+  constructor (readonly field: string, message: string) {
+    super(`market.${field}: ${message}`)
+  }
+}
+
+type Rule = [field: string, value: unknown, min: number, max: number, integer: boolean]
+
+function check ([field, value, min, max, integer]: Rule): void {
+  const ok = typeof value === 'number' && Number.isFinite(value) && value >= min && value <= max && (!integer || Number.isInteger(value))
+  if (!ok) throw new InvalidMarketParamsError(field, `expected ${integer ? 'an integer' : 'a number'} in ${min} … ${max}, got ${String(value)}`)
+}
+
+/** Throw InvalidMarketParamsError unless every parameter is in range. */
+export function validateMarketParams (p: MarketParams): void {
+  const rules: Rule[] = [
+    ['leaseMs', p.leaseMs, 1_000, 3_600_000, true],
+    ['billingIntervalSec', p.billingIntervalSec, 1, 86_400, true],
+    ['heartbeatsPerLease', p.heartbeatsPerLease, 1, 10, true],
+    ['bidDelayFraction', p.bidDelayFraction, 0, 1, false],
+    ['enoughBetterBids', p.enoughBetterBids, 1, 1_000_000, true],
+    ['preemptNoticeMs', p.preemptNoticeMs, 0, 600_000, true],
+    ['preemptExactLimit', p.preemptExactLimit, 0, 16, true],
+    ['bidGraceMs', p.bidGraceMs, DEFAULT_CLOCK_SKEW_MS + 1, 3_600_000, true],
+    ['seenBids.maxJobs', p.seenBids?.maxJobs, 1, 1_000_000, true],
+    ['seenBids.maxPerJob', p.seenBids?.maxPerJob, 1, 4_096, true],
+    ['maxFailedAttempts', p.maxFailedAttempts, 1, AWARD_ATTEMPT_LIMIT, true]
+  ]
+  for (const rule of rules) check(rule)
+}
+
+/** Defaults overridden by `init` (nested objects merge), validated; throws InvalidMarketParamsError. */
+export function createMarketParams (init: MarketParamsInit = {}): MarketParams {
+  let scoring: ScoringParams
+  try {
+    scoring = createScoringParams(init.scoring ?? {})
+  } catch (err) {
+    if (err instanceof InvalidScoringParamsError) throw new InvalidMarketParamsError(`scoring.${err.field}`, err.message.slice(err.field.length + 2))
+    throw err
+  }
+  const params: MarketParams = {
+    ...defaultMarketParams,
+    ...init,
+    seenBids: { ...defaultMarketParams.seenBids, ...init.seenBids },
+    scoring
+  }
+  validateMarketParams(params)
+  return params
+}

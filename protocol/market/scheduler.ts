@@ -1,0 +1,145 @@
+/**
+ * Time for the market's components (DESIGN §1, §8): `now()` and `at(t, fn) → cancel`. Every market
+ * component in node/ takes one, so the daemon runs on the wall clock (node/market/real-scheduler.ts)
+ * and tests and the simulator run the same code on virtual time (`VirtualScheduler` below). No market
+ * code calls `setTimeout` or `Date.now` itself.
+ *
+ * The contract both implementations keep:
+ * - `at(t, fn)` calls `fn` once, when `now() >= t` (never before: a caller may rely on it); a `t` in
+ *   the past runs as soon as possible, after the caller returns — never synchronously inside `at`.
+ * - The returned function cancels the call if it has not run yet; calling it again does nothing.
+ * - Calls due at the same time run in the order they were scheduled.
+ */
+export interface Scheduler {
+  now: () => number
+  at: (t: number, fn: () => void) => Cancel
+}
+
+/** Cancels a scheduled call; idempotent. */
+export type Cancel = () => void
+
+interface Entry { t: number, seq: number, fn: () => void, cancelled: boolean }
+
+/**
+ * A virtual clock: time moves only when the owner runs the queue. Deterministic (ties by scheduling
+ * order), so the same inputs give the same run. A binary heap: `at` and each step are O(log n).
+ */
+export class VirtualScheduler implements Scheduler {
+  private time: number
+  private seq = 0
+  private readonly heap: Entry[] = []
+  private live = 0
+
+  constructor (start = 0) {
+    this.time = start
+  }
+
+  now (): number {
+    return this.time
+  }
+
+  at (t: number, fn: () => void): Cancel {
+    const entry: Entry = { t: Number.isFinite(t) ? Math.max(t, this.time) : (t > 0 ? Infinity : this.time), seq: this.seq++, fn, cancelled: false }
+    this.push(entry)
+    this.live++
+    return () => {
+      if (entry.cancelled) return
+      entry.cancelled = true
+      this.live--
+    }
+  }
+
+  /** Calls scheduled and neither run nor cancelled. */
+  get pending (): number {
+    return this.live
+  }
+
+  /** When the next call is due, or undefined when none is. */
+  next (): number | undefined {
+    this.dropCancelled()
+    return this.heap[0]?.t
+  }
+
+  /** Run the next due call (moving the clock to its time); false when none is left. */
+  step (): boolean {
+    this.dropCancelled()
+    const entry = this.pop()
+    if (entry === undefined || entry.t === Infinity) {
+      if (entry !== undefined) this.push(entry)
+      return false
+    }
+    this.live--
+    entry.cancelled = true
+    this.time = Math.max(this.time, entry.t)
+    entry.fn()
+    return true
+  }
+
+  /**
+   * Run every call due up to `t` (calls they schedule included), then set the clock to `t`. Returns how
+   * many ran. `maxSteps` guards against a component that reschedules itself forever at one instant.
+   */
+  runUntil (t: number, maxSteps = 10_000_000): number {
+    let steps = 0
+    for (let due = this.next(); due !== undefined && due <= t; due = this.next()) {
+      if (steps++ >= maxSteps) throw new Error(`VirtualScheduler: more than ${maxSteps} calls before ${t}`)
+      this.step()
+    }
+    this.time = Math.max(this.time, t)
+    return steps
+  }
+
+  /** Move the clock forward by `ms`, running what falls due. */
+  advance (ms: number): number {
+    return this.runUntil(this.time + Math.max(0, ms))
+  }
+
+  /** Run until nothing is scheduled (or `maxSteps` calls ran). Returns how many ran. */
+  runAll (maxSteps = 10_000_000): number {
+    let steps = 0
+    while (this.step()) {
+      if (++steps >= maxSteps) throw new Error(`VirtualScheduler: more than ${maxSteps} calls`)
+    }
+    return steps
+  }
+
+  private dropCancelled (): void {
+    while (this.heap.length > 0 && (this.heap[0] as Entry).cancelled) this.pop()
+  }
+
+  private before (a: Entry, b: Entry): boolean {
+    return a.t < b.t || (a.t === b.t && a.seq < b.seq)
+  }
+
+  private push (entry: Entry): void {
+    const h = this.heap
+    h.push(entry)
+    let i = h.length - 1
+    while (i > 0) {
+      const parent = (i - 1) >> 1
+      if (!this.before(h[i] as Entry, h[parent] as Entry)) break
+      ;[h[i], h[parent]] = [h[parent] as Entry, h[i] as Entry]
+      i = parent
+    }
+  }
+
+  private pop (): Entry | undefined {
+    const h = this.heap
+    const top = h[0]
+    const last = h.pop()
+    if (top === undefined || last === undefined || h.length === 0) return top
+    h[0] = last
+    let i = 0
+    for (;;) {
+      const l = 2 * i + 1
+      const r = l + 1
+      let m = i
+      if (l < h.length && this.before(h[l] as Entry, h[m] as Entry)) m = l
+      if (r < h.length && this.before(h[r] as Entry, h[m] as Entry)) m = r
+      if (m === i) break
+      ;[h[i], h[m]] = [h[m] as Entry, h[i] as Entry]
+      i = m
+    }
+    return top
+  }
+}
