@@ -8,8 +8,8 @@
 import { join } from 'node:path'
 import { randomNonce, type CID, type Signer } from '../../crypto/index.js'
 import {
-  EVIDENCE_TOPIC, MessageRejectedError, openRoundRequest, providerTopics, sealMessage,
-  type JobRequest, type KnownProviders, type OpenedMessage, type SealedMessage
+  EVIDENCE_TOPIC, MessageRejectedError, defaultMarketParams, openRoundRequest, providerTopics, sealMessage,
+  type JobRequest, type MarketParams, type Scheduler, type KnownProviders, type OpenedMessage, type SealedMessage
 } from '../../protocol/index.js'
 import { ApiError, type Route } from '../api/server.js'
 import { BlobError, BlobStore } from '../blobs/store.js'
@@ -25,6 +25,7 @@ import { MarketGossip, type GossipKind } from './gossip.js'
 import { JobSpecError, buildJobRequest, validateJobSpec, type JobSpecFields } from './job-spec.js'
 import { ledgerView } from './ledger-view.js'
 import { ProviderMarket } from './provider.js'
+import { createRealScheduler } from './real-scheduler.js'
 import { RequesterMarket } from './requester.js'
 import { MarketStore } from './store.js'
 import type { LedgerView } from './views.js'
@@ -41,6 +42,10 @@ export interface MarketOptions {
   loggers: LoggerFactory
   metrics?: NodeMetrics
   now: () => number
+  /** The market's parameters (config.json's `market` section); default defaultMarketParams. */
+  params?: MarketParams
+  /** Time for every market component (default: the wall clock, `now`). */
+  scheduler?: Scheduler
   /** This node's current signed capability ad (undefined while not selling). */
   ad: () => SealedMessage<'capability-ad'> | undefined
   /** The providers that might run a job, for the no-bids explanation: ads fetched, and DHT answers without one. */
@@ -69,6 +74,8 @@ export class Market {
 
   static async start (options: MarketOptions): Promise<Market> {
     const { node, config, loggers, metrics, now } = options
+    const params = options.params ?? defaultMarketParams
+    const scheduler = options.scheduler ?? createRealScheduler(now)
     const blobs = await BlobStore.open(join(options.dataDir, 'blobs'))
     node.services.blob.store = blobs
     const store = new MarketStore(options.nodeStore.database, options.nodeStore.journal)
@@ -88,6 +95,8 @@ export class Market {
       blobs,
       jobsDir: join(options.dataDir, 'jobs'),
       now,
+      params,
+      scheduler,
       log: loggers.forComponent('requester'),
       ...(metrics !== undefined ? { metrics } : {}),
       ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
@@ -104,6 +113,8 @@ export class Market {
       executors: options.executors ?? (await setupExecutors(config, { workRoot: join(options.dataDir, 'work') }, loggers.forComponent('executors'))).executors,
       ad: options.ad,
       now,
+      params,
+      scheduler,
       log: loggers.forComponent('provider'),
       ...(metrics !== undefined ? { metrics } : {}),
       ...(options.damping !== undefined ? { damping: options.damping } : {})

@@ -8,7 +8,7 @@ import type { PeerId } from '@libp2p/interface'
 import type { Signer } from '../../crypto/index.js'
 import {
   isProviderFinal,
-  type Allocation, type EvidenceRef, type JobState, type OpenedMessage, type ProviderJob, type SealedMessage
+  type Allocation, type EvidenceRef, type MarketParams, type Scheduler, type JobState, type OpenedMessage, type ProviderJob, type SealedMessage
 } from '../../protocol/index.js'
 import type { BlobStore } from '../blobs/store.js'
 import type { Executor } from '../executors/types.js'
@@ -33,6 +33,9 @@ export interface ProviderMarketOptions {
   /** This node's signed capability ad; undefined while it does not sell. */
   ad: () => SealedMessage<'capability-ad'> | undefined
   now: () => number
+  /** The market's parameters and time (market.ts passes the daemon's). */
+  params?: MarketParams
+  scheduler?: Scheduler
   log: Logger
   metrics?: NodeMetrics
   /** Notice a preempted bronze job gets (default DEFAULT_PREEMPT_NOTICE_MS). */

@@ -14,7 +14,7 @@ import {
   DEFAULT_BILLING_INTERVAL_SEC, DEFAULT_LEASE_MS, EVIDENCE_TOPIC, MessageRejectedError,
   assessBid, decideAward, explainNoBids, formatMicros, isRequesterFinal, jobTopics, openMessage, reduceRequester, requesterInitFromJob,
   sealMessage, startRequesterJob,
-  type EvidenceRef, type JobRequest, type KnownProviders, type OpenedMessage, type RankedBid, type RequesterEffect,
+  type EvidenceRef, type JobRequest, type KnownProviders, type MarketParams, type Scheduler, type OpenedMessage, type RankedBid, type RequesterEffect,
   type RequesterEvent, type RequesterJob, type SealedMessage
 } from '../../protocol/index.js'
 import type { BlobStore } from '../blobs/store.js'
@@ -49,6 +49,9 @@ export interface RequesterOptions {
   /** Where fetched outputs and logs go: `<jobsDir>/<job id>/`. */
   jobsDir: string
   now: () => number
+  /** The market's parameters and time (market.ts passes the daemon's). */
+  params?: MarketParams
+  scheduler?: Scheduler
   log: Logger
   metrics?: NodeMetrics
   /** Lease and billing interval put in awards (defaults: 30 s, 300 s). */
