@@ -3,6 +3,7 @@
  * no I/O, no timers, no wall clock, no unseeded randomness. Time comes in as an argument.
  */
 export * from './constants.js'
+export * from './limits.js'
 export * from './errors.js'
 export * from './kinds.js'
 export * from './codec.js'

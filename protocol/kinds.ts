@@ -13,11 +13,9 @@ import { awardResponseSchema, awardSchema, jobStatusSchema } from './messages/aw
 import { paymentSchema, receiptSchema } from './messages/settlement.js'
 import { attestationSchema, failureReportSchema, fraudProofSchema, probeResultSchema } from './messages/evidence.js'
 import { auctionRoundSchema, jobCancelSchema } from './messages/auction.js'
+import { DAY_MS as DAY, HOUR_MS as HOUR, MINUTE_MS as MINUTE } from './limits.js'
 
 const KIB = 1024
-const MINUTE = 60_000
-const HOUR = 60 * MINUTE
-const DAY = 24 * HOUR
 
 /**
  * How a replay is recognised: `nonce` — the same signer may never reuse a nonce (requests);

@@ -15,7 +15,7 @@
  *     string (DUPLICATE_SIGNER): a provider's best offer, chosen without any view so third parties can
  *     check it.
  *  2. Ranking with `rankBids` (scoring.ts) under the requester's reliability and RTT views. At most
- *     MAX_CONSIDERED bids, the best ranked, are considered (CONSIDERED_LIMIT for the rest).
+ *     MAX_CONSIDERED_BIDS bids, the best ranked, are considered (CONSIDERED_LIMIT for the rest).
  *  3. The best ranked bid wins. `considered` lists the considered bids' CIDs sorted by string.
  *  4. Payment (job.auction.paymentRule):
  *     - `first-price`: the winner's ask.
@@ -51,13 +51,16 @@ import {
 } from './scoring.js'
 import type { Tier } from './types.js'
 import { modelInFamily, regionWithin, vramMeetsGB } from '../constants.js'
+import {
+  MAX_AWARD_ATTEMPTS, MAX_BILLING_INTERVAL_SEC, MAX_CONSIDERED_BIDS, MAX_EXCLUDED_PEERS, MAX_LEASE_MS, MIN_BILLING_INTERVAL_SEC,
+  MIN_LEASE_MS, SECOND_MS
+} from '../limits.js'
 
-/** Most bids an award can name (the award schema's limit on `considered`). */
-export const MAX_CONSIDERED = 256
-/** Most providers an award can list as excluded (the award schema's limit on `excluded`). */
-export const MAX_EXCLUDED = 64
-/** Most auction attempts for one job (the award schema's limit on `attempt`). */
-export const MAX_ATTEMPTS = 16
+/**
+ * The award schema's limits on `considered`, `excluded` and `attempt` (protocol/limits.ts), under the
+ * names this module's callers know.
+ */
+export { MAX_CONSIDERED_BIDS as MAX_CONSIDERED, MAX_EXCLUDED_PEERS as MAX_EXCLUDED, MAX_AWARD_ATTEMPTS as MAX_ATTEMPTS } from '../limits.js'
 
 /** A job as the auction reads it: an opened `job-request` (its CID is the job id). */
 export interface AuctionJob {
@@ -94,7 +97,7 @@ export const BidRejection = {
   LATE_START: 'LATE_START',
   /** The signer has a better bid for this job. */
   DUPLICATE_SIGNER: 'DUPLICATE_SIGNER',
-  /** Valid, but ranked beyond MAX_CONSIDERED. */
+  /** Valid, but ranked beyond MAX_CONSIDERED_BIDS. */
   CONSIDERED_LIMIT: 'CONSIDERED_LIMIT'
 } as const
 export type BidRejection = typeof BidRejection[keyof typeof BidRejection]
@@ -112,9 +115,9 @@ export interface AwardInput {
   reliability?: PeerView
   /** The requester's RTT view; providers it lacks score at `params.defaultRttMs`. */
   rtt?: PeerView
-  /** Providers that failed earlier attempts. At most MAX_EXCLUDED. */
+  /** Providers that failed earlier attempts. At most MAX_EXCLUDED_PEERS. */
   excluded?: readonly string[]
-  /** 1..MAX_ATTEMPTS. */
+  /** 1..MAX_AWARD_ATTEMPTS. */
   attempt: number
   /** Decision time, ms since the epoch; the award's issuedAt should be this. */
   now: number
@@ -183,7 +186,7 @@ export function screenBid (bid: AuctionBid, job: AuctionJob, now: number): BidRe
   if (resources.gpus > 0 && (b.gpus.length < resources.gpus || !vramMeetsGB(b.vramMiB, resources.minVramGB) ||
     (resources.models.length > 0 && !resources.models.some((m) => modelInFamily(b.model, m))))) return BidRejection.HARDWARE
   if (placement.residency === 'strict' && placement.regions.length > 0 && !placement.regions.some((r) => regionWithin(b.region, r))) return BidRejection.REGION
-  if (b.startBy > now + sla.maxStartDelaySec * 1000) return BidRejection.LATE_START
+  if (b.startBy > now + sla.maxStartDelaySec * SECOND_MS) return BidRejection.LATE_START
   return undefined
 }
 
@@ -290,9 +293,9 @@ function decide (input: DecideCore): AwardDecision {
     reliability: lookupView(input.reliability, bid.signer),
     rttMs: lookupView(input.rtt, bid.signer)
   })), tier, params)
-  for (const bid of ranked.slice(MAX_CONSIDERED)) rejected.push({ cid: bid.cid, signer: bid.provider, reason: BidRejection.CONSIDERED_LIMIT })
+  for (const bid of ranked.slice(MAX_CONSIDERED_BIDS)) rejected.push({ cid: bid.cid, signer: bid.provider, reason: BidRejection.CONSIDERED_LIMIT })
   rejected.sort(compareRejected)
-  const ranking = ranked.slice(0, MAX_CONSIDERED)
+  const ranking = ranked.slice(0, MAX_CONSIDERED_BIDS)
   const winner = ranking[0]
   if (winner === undefined) {
     return { kind: 'none', reason: 'NO_VALID_BIDS', detail: `all ${input.bids.length} bids were rejected`, rejected }
@@ -317,11 +320,11 @@ function decide (input: DecideCore): AwardDecision {
  * billing interval or excluded list that an award cannot carry.
  */
 export function decideAward (input: AwardInput): AwardDecision {
-  checkInt('attempt', input.attempt, 1, MAX_ATTEMPTS)
-  checkInt('leaseMs', input.leaseMs, 1_000, 3_600_000)
-  checkInt('billingIntervalSec', input.billingIntervalSec, 1, 86_400)
+  checkInt('attempt', input.attempt, 1, MAX_AWARD_ATTEMPTS)
+  checkInt('leaseMs', input.leaseMs, MIN_LEASE_MS, MAX_LEASE_MS)
+  checkInt('billingIntervalSec', input.billingIntervalSec, MIN_BILLING_INTERVAL_SEC, MAX_BILLING_INTERVAL_SEC)
   const excluded = sortedUnique(input.excluded ?? [])
-  if (excluded.length > MAX_EXCLUDED) throw new InvalidAwardInputError('excluded', `at most ${MAX_EXCLUDED} providers`)
+  if (excluded.length > MAX_EXCLUDED_PEERS) throw new InvalidAwardInputError('excluded', `at most ${MAX_EXCLUDED_PEERS} providers`)
   return decide({
     job: input.job,
     bids: input.bids,
@@ -388,11 +391,11 @@ function consideredBids (award: AwardToCheck, bids: readonly AuctionBid[]): { fo
   return missing === undefined ? { found } : { missing }
 }
 
-/** `considered` sorted by CID string, unique, within MAX_CONSIDERED and containing `bid`. */
+/** `considered` sorted by CID string, unique, within MAX_CONSIDERED_BIDS and containing `bid`. */
 function consideredWellFormed (award: AwardToCheck): boolean {
   const strings = award.considered.map((c) => c.toString())
   const sorted = strings.every((s, i) => i === 0 || (strings[i - 1] as string) < s)
-  return sorted && strings.length >= 1 && strings.length <= MAX_CONSIDERED && strings.includes(award.bid.toString())
+  return sorted && strings.length >= 1 && strings.length <= MAX_CONSIDERED_BIDS && strings.includes(award.bid.toString())
 }
 
 /** Checks shared by audit and verify; on success the screened, considered bids keyed by CID. */
@@ -402,7 +405,7 @@ function checkCommon (award: AwardToCheck, input: AuditInput): AwardCheck & { va
   const [awarded, jobId] = [award.job.toString(), job.cid.toString()]
   if (awarded !== jobId) return fault(AwardFault.WRONG_JOB, `award for ${awarded}, the job is ${jobId}`)
   if (award.paymentRule !== rule) return fault(AwardFault.WRONG_PAYMENT_RULE, `${award.paymentRule}, the job asks ${rule}`)
-  if (!consideredWellFormed(award)) return fault(AwardFault.BAD_CONSIDERED, 'considered must be sorted by CID string, unique, at most 256 and contain bid')
+  if (!consideredWellFormed(award)) return fault(AwardFault.BAD_CONSIDERED, `considered must be sorted by CID string, unique, at most ${MAX_CONSIDERED_BIDS} and contain bid`)
   const lookup = consideredBids(award, input.bids)
   if ('missing' in lookup) return fault(AwardFault.MISSING_BID, `considered bid ${lookup.missing} is unknown here`)
   const now = input.now ?? award.issuedAt

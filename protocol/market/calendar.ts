@@ -12,6 +12,7 @@
  * (`Mon 18:00–24:00` + `Tue 00:00–08:00` is one 14 h window).
  */
 import type { CapabilityAd } from '../messages/capability-ad.js'
+import { DAY_MS, HOUR_MS, MINUTE_MS, WEEK_MS } from '../limits.js'
 
 export type Availability = CapabilityAd['availability']
 export type WeeklyWindow = Availability['windows'][number]
@@ -19,10 +20,8 @@ export type WeeklyWindow = Availability['windows'][number]
 /** A half-open absolute interval [start, end), ms since the epoch. `±Infinity` marks an unbounded side. */
 export interface Interval { start: number, end: number }
 
-export const MINUTE_MS = 60_000
-export const HOUR_MS = 60 * MINUTE_MS
-export const DAY_MS = 24 * HOUR_MS
-export const WEEK_MS = 7 * DAY_MS
+/** The units of time, from protocol/limits.ts (re-exported: the calendar's callers import them from here). */
+export { MINUTE_MS, HOUR_MS, DAY_MS, WEEK_MS }
 const WEEK_MINUTES = 7 * 24 * 60
 /** 1970-01-05T00:00Z, the first Monday of the epoch: weeks of wall time are counted from here. */
 const EPOCH_MONDAY_MS = 4 * DAY_MS

@@ -8,9 +8,10 @@
  * rest is each node's own policy, which peers cannot see and need not share.
  */
 import { DEFAULT_CLOCK_SKEW_MS } from '../constants.js'
+import { HOUR_MS, MAX_AWARD_ATTEMPTS, MAX_BILLING_INTERVAL_SEC, MAX_LEASE_MS, MINUTE_MS, MIN_BILLING_INTERVAL_SEC, MIN_LEASE_MS } from '../limits.js'
 import { PREEMPT_EXACT_LIMIT } from './bid-policy.js'
 import { BID_DELAY_FRACTION, ENOUGH_BETTER_BIDS } from './damping.js'
-import { AWARD_ATTEMPT_LIMIT, DEFAULT_BILLING_INTERVAL_SEC, DEFAULT_LEASE_MS, HEARTBEATS_PER_LEASE, MAX_FAILED_ATTEMPTS } from './lifecycle-shared.js'
+import { DEFAULT_BILLING_INTERVAL_SEC, DEFAULT_LEASE_MS, HEARTBEATS_PER_LEASE, MAX_FAILED_ATTEMPTS } from './lifecycle-shared.js'
 import { InvalidScoringParamsError, createScoringParams, defaultScoringParams, type ScoringParams, type ScoringParamsInit } from './scoring.js'
 
 /** Notice a preempted bronze job gets before its work stops. */
@@ -28,6 +29,8 @@ export interface MarketParams {
   billingIntervalSec: number
   /** Heartbeats per lease (integer 1 … 10): two may be lost without harm at the default 3. */
   heartbeatsPerLease: number
+  /** Bid damping on the provider side (default true; off, a provider bids at once: tests and benchmarks). */
+  damping: boolean
   /** Share of the bid window over which damping delays spread (0 … 1). */
   bidDelayFraction: number
   /** A provider stays silent after seeing this many bids at least as good as its own (integer ≥ 1). */
@@ -50,6 +53,7 @@ export const defaultMarketParams: Readonly<MarketParams> = Object.freeze({
   leaseMs: DEFAULT_LEASE_MS,
   billingIntervalSec: DEFAULT_BILLING_INTERVAL_SEC,
   heartbeatsPerLease: HEARTBEATS_PER_LEASE,
+  damping: true,
   bidDelayFraction: BID_DELAY_FRACTION,
   enoughBetterBids: ENOUGH_BETTER_BIDS,
   preemptNoticeMs: DEFAULT_PREEMPT_NOTICE_MS,
@@ -85,19 +89,20 @@ function check ([field, value, min, max, integer]: Rule): void {
 /** Throw InvalidMarketParamsError unless every parameter is in range. */
 export function validateMarketParams (p: MarketParams): void {
   const rules: Rule[] = [
-    ['leaseMs', p.leaseMs, 1_000, 3_600_000, true],
-    ['billingIntervalSec', p.billingIntervalSec, 1, 86_400, true],
+    ['leaseMs', p.leaseMs, MIN_LEASE_MS, MAX_LEASE_MS, true],
+    ['billingIntervalSec', p.billingIntervalSec, MIN_BILLING_INTERVAL_SEC, MAX_BILLING_INTERVAL_SEC, true],
     ['heartbeatsPerLease', p.heartbeatsPerLease, 1, 10, true],
     ['bidDelayFraction', p.bidDelayFraction, 0, 1, false],
     ['enoughBetterBids', p.enoughBetterBids, 1, 1_000_000, true],
-    ['preemptNoticeMs', p.preemptNoticeMs, 0, 600_000, true],
+    ['preemptNoticeMs', p.preemptNoticeMs, 0, 10 * MINUTE_MS, true],
     ['preemptExactLimit', p.preemptExactLimit, 0, 16, true],
-    ['bidGraceMs', p.bidGraceMs, DEFAULT_CLOCK_SKEW_MS + 1, 3_600_000, true],
+    ['bidGraceMs', p.bidGraceMs, DEFAULT_CLOCK_SKEW_MS + 1, HOUR_MS, true],
     ['seenBids.maxJobs', p.seenBids?.maxJobs, 1, 1_000_000, true],
     ['seenBids.maxPerJob', p.seenBids?.maxPerJob, 1, 4_096, true],
-    ['maxFailedAttempts', p.maxFailedAttempts, 1, AWARD_ATTEMPT_LIMIT, true]
+    ['maxFailedAttempts', p.maxFailedAttempts, 1, MAX_AWARD_ATTEMPTS, true]
   ]
   for (const rule of rules) check(rule)
+  if (typeof p.damping !== 'boolean') throw new InvalidMarketParamsError('damping', `expected true or false, got ${String(p.damping)}`)
 }
 
 /** Defaults overridden by `init` (nested objects merge), validated; throws InvalidMarketParamsError. */

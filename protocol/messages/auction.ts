@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { MAX_AUCTION_ROUND, MAX_AWARD_ATTEMPTS, MAX_EXCLUDED_PEERS } from '../limits.js'
 import { bytes, cborCid as cid, header, peerId, text } from './common.js'
 
 /** The largest job-request envelope (its kind's limit), embedded whole in a round. */
@@ -15,11 +16,11 @@ export const auctionRoundSchema = z.strictObject({
   ...header,
   job: cid,
   /** 2 for the first re-opened round, +1 for each after. */
-  round: z.int().min(2).max(64),
+  round: z.int().min(2).max(MAX_AUCTION_ROUND),
   /** The award attempt this round is for. */
-  attempt: z.int().min(1).max(16),
+  attempt: z.int().min(1).max(MAX_AWARD_ATTEMPTS),
   /** Providers that failed an earlier attempt: they must not bid. */
-  excluded: z.array(peerId).max(64),
+  excluded: z.array(peerId).max(MAX_EXCLUDED_PEERS),
   /** The complete signed job-request envelope: its payload CID must be `job`, its signer this round's. */
   request: embeddedJobRequest
 })

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { MAX_AWARD_ATTEMPTS, MAX_BILLING_INTERVAL_SEC, MAX_CONSIDERED_BIDS, MAX_EXCLUDED_PEERS, MAX_LEASE_MS, MIN_BILLING_INTERVAL_SEC, MIN_LEASE_MS } from '../limits.js'
 import type { CID } from '../../crypto/index.js'
 import { cborCid as cid, header, micros, paymentRule, peerId, text, uint } from './common.js'
 
@@ -10,19 +11,19 @@ export const awardSchema = z.strictObject({
   ...header,
   job: cid,
   /** 1 for the first auction, +1 for each re-auction after a failure or preemption. */
-  attempt: z.int().min(1).max(16),
+  attempt: z.int().min(1).max(MAX_AWARD_ATTEMPTS),
   winner: peerId,
   bid: cid,
   price: micros,
   paymentRule,
   /** Every bid scored, as CIDs sorted by their string form, without duplicates; includes `bid`. */
-  considered: z.array(cid).min(1).max(256),
+  considered: z.array(cid).min(1).max(MAX_CONSIDERED_BIDS),
   /** Providers excluded from this attempt (failed earlier attempts). */
-  excluded: z.array(peerId).max(64),
+  excluded: z.array(peerId).max(MAX_EXCLUDED_PEERS),
   /** No heartbeat for this long → the provider is presumed gone. */
-  leaseMs: z.int().min(1_000).max(3_600_000),
+  leaseMs: z.int().min(MIN_LEASE_MS).max(MAX_LEASE_MS),
   /** Length of one payment interval; the provider risks at most one. */
-  billingIntervalSec: z.int().min(1).max(86_400)
+  billingIntervalSec: z.int().min(MIN_BILLING_INTERVAL_SEC).max(MAX_BILLING_INTERVAL_SEC)
 }).refine((a) => a.considered.every((c, i) => i === 0 || (a.considered[i - 1] as CID).toString() < c.toString()), {
   message: 'considered must be sorted and unique', path: ['considered']
 }).refine((a) => a.considered.some((c) => c.equals(a.bid)), { message: 'the winning bid must be among those considered', path: ['bid'] })

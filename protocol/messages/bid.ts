@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { MAX_JOB_GPUS } from '../limits.js'
 import { cborCid, country, gpuUuid, header, micros, peerId, region, slug, timestampMs, uint } from './common.js'
 
 /** A provider's offer to run a job, gossiped on the job's market topic (DESIGN §5). */
@@ -13,7 +14,7 @@ export const bidSchema = z.strictObject({
   /** Asked price, micros per GPU-hour. */
   price: micros,
   /** The GPUs the provider would allocate. */
-  gpus: z.array(gpuUuid).max(64),
+  gpus: z.array(gpuUuid).max(MAX_JOB_GPUS),
   model: slug(),
   vramMiB: uint,
   region,

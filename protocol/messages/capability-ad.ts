@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { MAX_JOB_GPUS } from '../limits.js'
 import { cborCid, country, executor, gpuUuid, header, micros, region, slug, text, timeZone, uint, uniqueArray, weeklyWindow } from './common.js'
 
 export const gpuInfo = z.strictObject({
@@ -35,7 +36,7 @@ export const capabilityAdSchema = z.strictObject({
   ...header,
   /** Increases with every new ad from the same provider; the higher one wins. */
   seq: uint,
-  gpus: z.array(gpuInfo).max(64),
+  gpus: z.array(gpuInfo).max(MAX_JOB_GPUS),
   host: z.strictObject({ cpuCores: uint, memoryMiB: uint, diskGiB: uint }),
   region,
   country: country.optional(),

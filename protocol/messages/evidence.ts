@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { MAX_JOB_GPUS } from '../limits.js'
 import { bytes, cborCid as cid, gpuUuid, header, nonce, peerId, slug, text, timestampMs, uint } from './common.js'
 
 /** Signed envelopes carried inside another message, up to the largest award (32 KiB). */
@@ -28,7 +29,7 @@ export const attestationSchema = z.strictObject({
     name: text(96),
     vramMiB: uint,
     driver: text(32).optional()
-  })).max(64),
+  })).max(MAX_JOB_GPUS),
   host: z.strictObject({ cpuCores: uint, memoryMiB: uint }),
   benchmark: z.strictObject({
     name: slug(),

@@ -1,7 +1,6 @@
 import { z } from 'zod'
+import { MAX_JOB_FILES, MAX_JOB_GPUS, MAX_RUNTIME_SEC } from '../limits.js'
 import { bytes, contentCid, executor, header, micros, nonce, paymentRule, region, relativePath, slug, text, tier, uint } from './common.js'
-
-const MAX_RUNTIME_SEC = 30 * 24 * 3600
 
 export const workload = z.strictObject({
   executor,
@@ -11,15 +10,15 @@ export const workload = z.strictObject({
   image: text(256).optional(),
   env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).max(128), text(4096))
     .refine((env) => Object.keys(env).length <= 64, { message: 'at most 64 environment variables' }),
-  inputs: z.array(z.strictObject({ path: relativePath, cid: contentCid, size: uint })).max(256),
-  outputs: z.array(relativePath).max(256),
+  inputs: z.array(z.strictObject({ path: relativePath, cid: contentCid, size: uint })).max(MAX_JOB_FILES),
+  outputs: z.array(relativePath).max(MAX_JOB_FILES),
   maxRuntimeSec: z.int().min(1).max(MAX_RUNTIME_SEC),
   /** Network access for the job; off unless asked for. */
   network: z.boolean()
 })
 
 export const resources = z.strictObject({
-  gpus: z.int().min(0).max(64),
+  gpus: z.int().min(0).max(MAX_JOB_GPUS),
   /** Per GPU, nominal GB (see vramMeetsGB). */
   minVramGB: uint,
   /** Allowed GPU model slugs; empty = any. */

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { MAX_JOB_FILES, MAX_JOB_GPUS } from '../limits.js'
 import { blobCid, cborCid, contentCid, executor, gpuUuid, header, micros, peerId, timestampMs, uint } from './common.js'
 
 /** Signed by the provider when a job ends: what ran, on what, for how long, producing what. */
@@ -8,7 +9,7 @@ export const receiptSchema = z.strictObject({
   award: cborCid,
   requester: peerId,
   /** Input CIDs, in the job's order. */
-  inputs: z.array(contentCid).max(256),
+  inputs: z.array(contentCid).max(MAX_JOB_FILES),
   /** CID of the dag-cbor output manifest {files:[{path,size,cid}]}. */
   outputs: cborCid,
   logs: blobCid.optional(),
@@ -17,7 +18,7 @@ export const receiptSchema = z.strictObject({
   startedAt: timestampMs,
   endedAt: timestampMs,
   gpuSeconds: uint,
-  gpus: z.array(gpuUuid).max(64),
+  gpus: z.array(gpuUuid).max(MAX_JOB_GPUS),
   executor,
   attestation: cborCid.optional()
 }).refine((r) => r.endedAt >= r.startedAt, { message: 'endedAt before startedAt', path: ['endedAt'] })
