@@ -16,11 +16,15 @@
  * the last time seen.
  */
 import type { FailureReason } from '../messages/evidence.js'
+import { HOUR_MS, MAX_AWARD_ATTEMPTS } from '../limits.js'
 
 /** Failed awards (no-show, decline, lost lease, crash, bad output, timeout) before a job is given up. */
 export const MAX_FAILED_ATTEMPTS = 3
-/** The award schema's upper bound on `attempt`: preemptions count here, so a job cannot bounce forever. */
-export const AWARD_ATTEMPT_LIMIT = 16
+/**
+ * The award schema's upper bound on `attempt` (protocol/limits.ts): preemptions count here, so a job
+ * cannot bounce forever.
+ */
+export const AWARD_ATTEMPT_LIMIT = MAX_AWARD_ATTEMPTS
 /** Lease used when the requester does not choose one (award schema: 1 s … 1 h). */
 export const DEFAULT_LEASE_MS = 30_000
 /** Billing interval used when the requester does not choose one: the provider risks at most this much work. */
@@ -53,7 +57,7 @@ export function paymentGraceMs (intervalMs: number): number {
   return Math.max(2_000, Math.floor(intervalMs / 10))
 }
 
-const HOUR_MS = 3_600_000n
+const HOUR = BigInt(HOUR_MS)
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER)
 
 /** A reducer's answer: the next state and what to do about it. */
@@ -111,23 +115,28 @@ function toSafe (n: bigint): number {
   return Number(n > MAX_SAFE ? MAX_SAFE : n)
 }
 
-/** ⌈product / 3.6e6⌉ as a safe integer: micros for a product of price × GPUs × ms. */
-function perHour (product: bigint): number {
-  return toSafe((product + HOUR_MS - 1n) / HOUR_MS)
+/**
+ * The market's one cost formula, exact: ⌈price × gpus × ms / 3.6e6⌉ micros for `gpus` GPUs over `ms` at
+ * `price` micros per GPU-hour (non-negative integers). Every amount the market computes — what a
+ * requester pays, what a provider expects, pricing's `cost` estimate — is this, so both sides agree to
+ * the micro.
+ */
+export function exactCharge (price: bigint, gpus: bigint, ms: bigint): bigint {
+  return (price * gpus * ms + HOUR - 1n) / HOUR
 }
 
 /**
- * Micros owed for `gpus` GPUs over `durationMs` at `pricePerGpuHour`, rounded up:
- * ⌈price × gpus × ms / 3.6e6⌉ (the same formula as pricing's estimate). Never throws; bad inputs
- * count as 0 and a result beyond 2⁵³ − 1 is clamped.
+ * Micros owed for `gpus` GPUs over `durationMs` at `pricePerGpuHour`: `exactCharge` on whatever a peer
+ * sent. Never throws (a lifecycle must survive any input): NaN, negatives and fractions are floored to
+ * a whole count (negatives and NaN to 0), and a result beyond 2⁵³ − 1 is clamped.
  */
 export function chargeFor (pricePerGpuHour: number, gpus: number, durationMs: number): number {
-  return perHour(whole(pricePerGpuHour) * whole(gpus) * whole(durationMs))
+  return toSafe(exactCharge(whole(pricePerGpuHour), whole(gpus), whole(durationMs)))
 }
 
-/** Micros owed for `k` whole billing intervals of `intervalMs`. */
+/** Micros owed for `k` whole billing intervals of `intervalMs` (chargeFor of k × intervalMs, exact). */
 export function intervalsCharge (price: number, gpus: number, intervalMs: number, k: number): number {
-  return perHour(whole(price) * whole(gpus) * whole(intervalMs) * whole(k))
+  return toSafe(exactCharge(whole(price), whole(gpus), whole(intervalMs) * whole(k)))
 }
 
 /**
@@ -137,7 +146,7 @@ export function intervalsCharge (price: number, gpus: number, intervalMs: number
 export function intervalsPaidBy (cumulative: number, price: number, gpus: number, intervalMs: number): number {
   const perInterval = whole(price) * whole(gpus) * whole(intervalMs)
   if (perInterval === 0n) return Number.POSITIVE_INFINITY
-  return toSafe((whole(cumulative) * HOUR_MS) / perInterval)
+  return toSafe((whole(cumulative) * HOUR) / perInterval)
 }
 
 /**

@@ -5,7 +5,8 @@
  * results; the arithmetic is exact (BigInt), so no float ever reaches the wire.
  */
 import type { PriceSchedule } from '../messages/capability-ad.js'
-import { HOUR_MS, freeIntervals, isAvailable } from './calendar.js'
+import { freeIntervals, isAvailable } from './calendar.js'
+import { exactCharge } from './lifecycle-shared.js'
 
 /** ⌈a / b⌉ for non-negative a and positive b. */
 function ceilDiv (a: bigint, b: bigint): bigint {
@@ -48,12 +49,16 @@ export function priceFor (schedule: PriceSchedule, timeZone: string, start: numb
   return toSafe(ceilDiv(total, BigInt(durationMs)), 'price')
 }
 
-/** What `gpus` GPUs cost at `pricePerGpuHour` for `durationMs`, in micros, rounded up: ⌈price × gpus × ms / 3.6e6⌉. */
+/**
+ * What `gpus` GPUs cost at `pricePerGpuHour` for `durationMs`, in micros, rounded up: the billing formula
+ * (lifecycle-shared's `exactCharge`, which `chargeFor` also uses), for callers whose inputs are their
+ * own: a bad argument or a result beyond 2⁵³ − 1 is a RangeError rather than a clamped amount.
+ */
 export function cost (pricePerGpuHour: number, gpus: number, durationMs: number): number {
   assertUint(pricePerGpuHour, 'pricePerGpuHour')
   assertUint(gpus, 'gpus')
   assertUint(durationMs, 'durationMs')
-  return toSafe(ceilDiv(BigInt(pricePerGpuHour) * BigInt(gpus) * BigInt(durationMs), BigInt(HOUR_MS)), 'cost')
+  return toSafe(exactCharge(BigInt(pricePerGpuHour), BigInt(gpus), BigInt(durationMs)), 'cost')
 }
 
 /**
