@@ -10,6 +10,7 @@ import { privateKeyFromProtobuf } from '@libp2p/crypto/keys'
 import { LevelDatastore } from 'datastore-level'
 import type { Identity } from '../crypto/index.js'
 import { capabilityKeys, sealMessage, type CapabilityAd, type GpuInfo, type JobRequest, type ProviderQuery, type SealedMessage } from '../protocol/index.js'
+import { createMarketParams, type MarketParams, type MarketParamsInit } from '../protocol/market/params.js'
 import { ApiError, startApiServer, type ApiServer } from './api/server.js'
 import { ensureApiToken, removeEndpoint, writeEndpoint } from './api/credentials.js'
 import { Announcer, type KeyState } from './announcer.js'
@@ -51,8 +52,11 @@ export interface DaemonOptions {
   /** In-process tests: transports, encrypters and muxers to use instead of TCP/WS, Noise, Yamux. */
   libp2p?: Pick<BuildOptions, 'transports' | 'connectionEncrypters' | 'streamMuxers'>
   metrics?: NodeMetrics
-  /** Market settings for tests and benchmarks: the lease and billing interval put in awards, bid damping. */
-  market?: { leaseMs?: number, billingIntervalSec?: number, damping?: boolean }
+  /**
+   * Market parameters over config.json's `market` section, for tests and benchmarks (the lease and
+   * billing interval put in awards, bid damping, …). Invalid ones throw InvalidMarketParamsError.
+   */
+  market?: MarketParamsInit
   /**
    * Where libp2p keeps its peer store and DHT records: a level database in the data dir (default),
    * or memory. In-process networks of many nodes use memory: dozens of level databases in one
@@ -80,6 +84,8 @@ export interface StatusInfo {
   workloads: string[]
   /** Whether the configured bootstrap peers answer (node/bootstrap-watcher.ts). */
   bootstrap: BootstrapStatus
+  /** The market parameters in force (config.json's `market` section over the defaults); absent on a bootstrap peer. */
+  market?: MarketParams
 }
 
 /** Re-sign the ad when half its lifetime is gone, so peers never fetch an expired one. */
@@ -92,6 +98,7 @@ export class Daemon {
   private gpus: GpuInfo[] = []
   private gpuDetection = 'not run'
   private execution: ExecutorSetup | undefined
+  private marketParams: MarketParams | undefined
   private refreshTimer: NodeJS.Timeout | undefined
   private api: ApiServer | undefined
   /** Jobs, bids, execution and settlement (not on bootstrap peers). */
@@ -194,6 +201,8 @@ export class Daemon {
   private async startMarket (): Promise<void> {
     const { config, dataDir, loggers } = this.options
     this.execution = await setupExecutors(config, { workRoot: join(dataDir, 'work') }, loggers.forComponent('executors'))
+    const params = this.options.market === undefined ? config.market : createMarketParams(this.options.market, config.market)
+    this.marketParams = params
     this.market = await Market.start({
       executors: this.execution.executors,
       signer: this.identity,
@@ -209,7 +218,11 @@ export class Daemon {
         const found = await this.findProviders(queryFor(job), { timeoutMs: 5_000 })
         return { providers: found.providers, unreachable: found.failures.map((f) => f.peerId) }
       },
-      ...this.options.market
+      params,
+      // the sides read these until they take everything from params
+      leaseMs: params.leaseMs,
+      billingIntervalSec: params.billingIntervalSec,
+      damping: params.damping
     })
   }
 
@@ -301,7 +314,8 @@ export class Daemon {
       gpuDetection: this.gpuDetection,
       executors: this.execution?.notes ?? {},
       workloads: this.execution?.workloads ?? [],
-      bootstrap: this.bootstrapWatcher?.status() ?? { state: 'none', configured: 0, connected: 0, failedRounds: 0, lastErrors: [] }
+      bootstrap: this.bootstrapWatcher?.status() ?? { state: 'none', configured: 0, connected: 0, failedRounds: 0, lastErrors: [] },
+      ...(this.marketParams !== undefined ? { market: this.marketParams } : {})
     }
   }
 

@@ -8,6 +8,8 @@ import { z } from 'zod'
 import { multiaddr } from '@multiformats/multiaddr'
 import { region as regionSlug, country as countryCode, timeZone as timeZoneName } from '../../protocol/messages/common.js'
 import { processSandbox } from '../../protocol/messages/capability-ad.js'
+import { InvalidMarketParamsError, createMarketParams, defaultMarketParams, type MarketParamsInit } from '../../protocol/market/params.js'
+import { MAX_JOB_GPUS } from '../../protocol/limits.js'
 import { parseWindows, WindowSyntaxError } from './windows.js'
 
 const multiaddrString = z.string().refine((s) => {
@@ -59,7 +61,7 @@ const declaredGpuObject = z.strictObject({
   /** As the driver would name it: "NVIDIA H100 80GB HBM3". */
   name: z.string().min(1).max(96),
   vramMiB: z.int().min(1).max(4_194_304),
-  count: z.int().min(1).max(64).default(1)
+  count: z.int().min(1).max(MAX_JOB_GPUS).default(1)
 }, { error: (issue) => issue.code === 'invalid_type' ? `expected an object ${DECLARED_GPU_OBJECT} or a string ${DECLARED_GPU_FORM}, got ${JSON.stringify(issue.input) ?? String(issue.input)}` : undefined })
 
 /** A declared GPU: the object, or the same `NAME:VRAM_MIB[xCOUNT]` string `--declare-gpu` takes. */
@@ -67,6 +69,34 @@ export const declaredGpu = z.preprocess((value) => typeof value === 'string' ? p
 
 /** nvidia-smi index (`"0"`) or GPU UUID: the key of a detected GPU in `provider.gpuVramMiB`. */
 const gpuKey = z.string().regex(/^(\d{1,2}|GPU-[A-Za-z0-9-]{1,60})$/, { message: 'expected an nvidia-smi index such as "0" or a GPU UUID such as "GPU-5b0e1a3c-…"' })
+
+/**
+ * Overrides for a parameter object shaped like `defaults`: a strict object with the same keys (so an
+ * unknown or misspelt key is refused), each optional and of its default's type; nested objects alike.
+ * The ranges are not repeated here: createMarketParams checks them.
+ */
+function overridesLike (defaults: object): z.ZodType {
+  const shape: Record<string, z.ZodType> = {}
+  for (const [key, value] of Object.entries(defaults)) {
+    const type = typeof value === 'object' && value !== null ? overridesLike(value) : typeof value === 'boolean' ? z.boolean() : z.number()
+    shape[key] = type.optional()
+  }
+  return z.strictObject(shape)
+}
+
+/**
+ * The `market` section: overrides of defaultMarketParams (protocol/market/params.ts), validated by
+ * createMarketParams, whose error becomes an issue at `market.<field>`. Parsed, it is the full MarketParams.
+ */
+const marketSection = overridesLike(defaultMarketParams).transform((init, ctx) => {
+  try {
+    return createMarketParams(init as MarketParamsInit)
+  } catch (err) {
+    if (!(err instanceof InvalidMarketParamsError)) throw err
+    ctx.issues.push({ code: 'custom', message: err.message.slice(`market.${err.field}: `.length), path: err.field.split('.'), input: init })
+    return z.NEVER
+  }
+})
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'silent'] as const
 
@@ -125,8 +155,8 @@ export const configSchema = z.strictObject({
     country: countryCode.optional(),
     /** Run nvidia-smi at start. Detected and declared GPUs are both offered. */
     detectGpus: z.boolean().default(true),
-    gpus: z.array(declaredGpu).max(64).default([])
-      .refine((gpus) => gpus.reduce((n, g) => n + g.count, 0) <= 64, { message: 'at most 64 GPUs in all (a capability ad holds 64)' }),
+    gpus: z.array(declaredGpu).max(MAX_JOB_GPUS).default([])
+      .refine((gpus) => gpus.reduce((n, g) => n + g.count, 0) <= MAX_JOB_GPUS, { message: `at most ${MAX_JOB_GPUS} GPUs in all (a capability ad holds ${MAX_JOB_GPUS})` }),
     /**
      * VRAM in MiB of detected GPUs whose driver reports none (unified-memory parts: GB10, Jetson), by nvidia-smi
      * index or UUID, e.g. {"0": 122880}. Without it such a GPU sells with unknown VRAM: no VRAM bucket.
@@ -145,6 +175,8 @@ export const configSchema = z.strictObject({
     /** Lifetime of each signed capability ad; it is re-signed before it expires. */
     adTtlMs: z.int().min(60_000).max(48 * 3600_000).default(6 * 3600_000)
   }).prefault({}),
+  /** The market's parameters (lease, billing interval, damping, scoring…): any subset of MarketParams. */
+  market: marketSection.prefault({}),
   executors: z.strictObject({
     process: z.strictObject({
       /**

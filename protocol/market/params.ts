@@ -105,19 +105,23 @@ export function validateMarketParams (p: MarketParams): void {
   if (typeof p.damping !== 'boolean') throw new InvalidMarketParamsError('damping', `expected true or false, got ${String(p.damping)}`)
 }
 
-/** Defaults overridden by `init` (nested objects merge), validated; throws InvalidMarketParamsError. */
-export function createMarketParams (init: MarketParamsInit = {}): MarketParams {
+/**
+ * `base` (the defaults unless given) overridden by `init` (nested objects merge field by field),
+ * validated; throws InvalidMarketParamsError. A `base` lets one layer of overrides sit on another
+ * (config.json's section, then a test's).
+ */
+export function createMarketParams (init: MarketParamsInit = {}, base: Readonly<MarketParams> = defaultMarketParams): MarketParams {
   let scoring: ScoringParams
   try {
-    scoring = createScoringParams(init.scoring ?? {})
+    scoring = createScoringParams({ ...base.scoring, ...init.scoring, tierWeights: { ...base.scoring.tierWeights, ...init.scoring?.tierWeights } })
   } catch (err) {
     if (err instanceof InvalidScoringParamsError) throw new InvalidMarketParamsError(`scoring.${err.field}`, err.message.slice(err.field.length + 2))
     throw err
   }
   const params: MarketParams = {
-    ...defaultMarketParams,
+    ...base,
     ...init,
-    seenBids: { ...defaultMarketParams.seenBids, ...init.seenBids },
+    seenBids: { ...base.seenBids, ...init.seenBids },
     scoring
   }
   validateMarketParams(params)
