@@ -9,7 +9,7 @@ import { multiaddr } from '@multiformats/multiaddr'
 import { region as regionSlug, country as countryCode, timeZone as timeZoneName } from '../../protocol/messages/common.js'
 import { processSandbox } from '../../protocol/messages/capability-ad.js'
 import { InvalidMarketParamsError, createMarketParams, defaultMarketParams, type MarketParamsInit } from '../../protocol/market/params.js'
-import { MAX_JOB_GPUS } from '../../protocol/limits.js'
+import { HOUR_MS, MAX_JOB_GPUS, MINUTE_MS, SECOND_MS } from '../../protocol/limits.js'
 import { parseWindows, WindowSyntaxError } from './windows.js'
 
 const multiaddrString = z.string().refine((s) => {
@@ -126,10 +126,10 @@ export const configSchema = z.strictObject({
     /** Keep private and loopback addresses in DHT records (local and LAN networks). */
     privateAddresses: z.boolean().default(true),
     /** How long provider records live on other peers. */
-    recordValidityMs: z.int().min(60_000).default(6 * 3600_000),
+    recordValidityMs: z.int().min(MINUTE_MS).default(6 * HOUR_MS),
     /** Re-provide this long before records expire. */
-    reprovideThresholdMs: z.int().min(10_000).default(2 * 3600_000),
-    reprovideCheckMs: z.int().min(1_000).default(10 * 60_000)
+    reprovideThresholdMs: z.int().min(10 * SECOND_MS).default(2 * HOUR_MS),
+    reprovideCheckMs: z.int().min(SECOND_MS).default(10 * MINUTE_MS)
   }).prefault({}),
   gossip: z.strictObject({
     /**
@@ -173,7 +173,7 @@ export const configSchema = z.strictObject({
     workloads: z.array(z.enum(['process', 'docker', 'wasm'])).min(1).default(['process', 'wasm']),
     limits: z.strictObject({ maxPowerW: z.int().positive().optional(), maxTempC: z.int().positive().optional() }).prefault({}),
     /** Lifetime of each signed capability ad; it is re-signed before it expires. */
-    adTtlMs: z.int().min(60_000).max(48 * 3600_000).default(6 * 3600_000)
+    adTtlMs: z.int().min(MINUTE_MS).max(48 * HOUR_MS).default(6 * HOUR_MS)
   }).prefault({}),
   /** The market's parameters (lease, billing interval, damping, scoring…): any subset of MarketParams. */
   market: marketSection.prefault({}),
