@@ -1,6 +1,9 @@
 /**
  * Weekly availability windows → absolute free time (DESIGN §5, "calendar fit": filling small gaps is the
  * point). Pure: time zones are resolved with `Intl.DateTimeFormat`, which is deterministic given its inputs.
+ * Speed without a change of answer: offsets are read from a bounded memo of each zone's UTC days (one Intl
+ * call per zone and day, then a lookup), and a windows list's merged weekly spans from a weak memo checked
+ * against the list (calendar-cache.test.ts compares both with the uncached computation).
  *
  * Meaning of a calendar: an instant t is free exactly when the owner's wall clock at t (in
  * `availability.timeZone`) shows a weekday and minute inside one of the windows. Consequences on DST days:
