@@ -104,22 +104,29 @@ function checkTerms (job: JobRequest, ad: CapabilityAd, now: number): Decline | 
   return undefined
 }
 
-/** The hardware checks; when they pass, the matching GPUs (lowest index first), computed once per decision. */
+/**
+ * The hardware checks; when they pass, the matching GPUs (lowest index first), built once per decision. One
+ * pass over the GPUs counts what the declines need, so an early decline builds no list.
+ */
 function checkHardware (job: JobRequest, state: ProviderState): Decline | GpuInfo[] {
   const { ad } = state
   const need = job.resources.gpus
   if (ad.gpus.length === 0) return decline(DeclineReason.NO_GPUS, `the job needs ${need} GPU(s); this provider has none`)
-  const models = job.resources.models
-  if (!ad.gpus.some((g) => modelAllowed(job, g))) {
-    return decline(DeclineReason.MODEL, `no GPU is one of ${models.join(', ')} (has ${[...new Set(ad.gpus.map((g) => g.model))].join(', ')})`)
+  let allowed = 0
+  let matching = 0
+  let largest = 0
+  for (const g of ad.gpus) {
+    if (!modelAllowed(job, g)) continue
+    allowed++
+    if (g.vramMiB > largest) largest = g.vramMiB
+    if (vramAllowed(job, g)) matching++
   }
-  const matching = matchingGpus(ad, job)
-  if (matching.length === 0) {
-    const largest = Math.max(...ad.gpus.filter((g) => modelAllowed(job, g)).map((g) => g.vramMiB))
-    return decline(DeclineReason.VRAM, `no allowed GPU has ${job.resources.minVramGB} GB (largest ${largest} MiB)`)
+  if (allowed === 0) {
+    return decline(DeclineReason.MODEL, `no GPU is one of ${job.resources.models.join(', ')} (has ${[...new Set(ad.gpus.map((g) => g.model))].join(', ')})`)
   }
-  if (matching.length < need) return decline(DeclineReason.GPU_COUNT, `the job needs ${need} GPUs; ${matching.length} match`)
-  return checkLimits(state) ?? matching
+  if (matching === 0) return decline(DeclineReason.VRAM, `no allowed GPU has ${job.resources.minVramGB} GB (largest ${largest} MiB)`)
+  if (matching < need) return decline(DeclineReason.GPU_COUNT, `the job needs ${need} GPUs; ${matching} match`)
+  return checkLimits(state) ?? matchingGpus(ad, job)
 }
 
 function checkLimits (state: ProviderState): Decline | undefined {
