@@ -10,6 +10,7 @@ import { region as regionSlug, country as countryCode, timeZone as timeZoneName 
 import { processSandbox } from '../../protocol/messages/capability-ad.js'
 import { InvalidMarketParamsError, createMarketParams, defaultMarketParams, type MarketParamsInit } from '../../protocol/market/params.js'
 import { HOUR_MS, MAX_JOB_GPUS, MINUTE_MS, SECOND_MS } from '../../protocol/limits.js'
+import { isKnownTimeZone } from '../../protocol/time-zone.js'
 import { parseWindows, WindowSyntaxError } from './windows.js'
 
 const multiaddrString = z.string().refine((s) => {
@@ -35,14 +36,8 @@ const windowList = z.array(z.string()).superRefine((specs, ctx) => {
   }
 })
 
-const timeZone = timeZoneName.refine((tz) => {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz }).format(0)
-    return true
-  } catch {
-    return false
-  }
-}, { message: 'expected an IANA time zone known to this system, e.g. Europe/Berlin or UTC' })
+/** Well formed (the wire schema's check) and known to this runtime's tz data (protocol/time-zone.ts). */
+const timeZone = timeZoneName.refine(isKnownTimeZone, { message: 'expected an IANA time zone known to this system, e.g. Europe/Berlin or UTC' })
 
 const credits = z.number().nonnegative().max(1_000_000).refine((n) => Number.isSafeInteger(Math.round(n * 1e6)), { message: 'too precise' })
 

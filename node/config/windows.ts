@@ -1,9 +1,11 @@
 /**
  * Weekly availability windows written the way people write them: `Mon-Fri 09:00-17:30`,
  * `Sat,Sun 00:00-24:00`, `Mon-Fri 22:00-06:00` (crosses midnight: split into two windows per day).
- * Days are ISO (1 = Monday … 7 = Sunday); minutes from midnight in the owner's time zone.
+ * Days are ISO (1 = Monday … 7 = Sunday); minutes from midnight in the owner's time zone. The windows are
+ * the calendar's one WeeklyWindow type (the capability ad's schema), so what this parses is what the ad
+ * carries and the decisions read.
  */
-export interface WeeklyWindow { day: number, start: number, end: number }
+import type { WeeklyWindow } from '../../protocol/market/calendar.js'
 
 const DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun']
 

@@ -104,21 +104,29 @@ function checkTerms (job: JobRequest, ad: CapabilityAd, now: number): Decline | 
   return undefined
 }
 
-function checkHardware (job: JobRequest, state: ProviderState): Decline | undefined {
+/**
+ * The hardware checks; when they pass, the matching GPUs (lowest index first), built once per decision. One
+ * pass over the GPUs counts what the declines need, so an early decline builds no list.
+ */
+function checkHardware (job: JobRequest, state: ProviderState): Decline | GpuInfo[] {
   const { ad } = state
   const need = job.resources.gpus
   if (ad.gpus.length === 0) return decline(DeclineReason.NO_GPUS, `the job needs ${need} GPU(s); this provider has none`)
-  const models = job.resources.models
-  if (!ad.gpus.some((g) => modelAllowed(job, g))) {
-    return decline(DeclineReason.MODEL, `no GPU is one of ${models.join(', ')} (has ${[...new Set(ad.gpus.map((g) => g.model))].join(', ')})`)
+  let allowed = 0
+  let matching = 0
+  let largest = 0
+  for (const g of ad.gpus) {
+    if (!modelAllowed(job, g)) continue
+    allowed++
+    if (g.vramMiB > largest) largest = g.vramMiB
+    if (vramAllowed(job, g)) matching++
   }
-  const matching = matchingGpus(ad, job).length
-  if (matching === 0) {
-    const largest = Math.max(...ad.gpus.filter((g) => modelAllowed(job, g)).map((g) => g.vramMiB))
-    return decline(DeclineReason.VRAM, `no allowed GPU has ${job.resources.minVramGB} GB (largest ${largest} MiB)`)
+  if (allowed === 0) {
+    return decline(DeclineReason.MODEL, `no GPU is one of ${job.resources.models.join(', ')} (has ${[...new Set(ad.gpus.map((g) => g.model))].join(', ')})`)
   }
+  if (matching === 0) return decline(DeclineReason.VRAM, `no allowed GPU has ${job.resources.minVramGB} GB (largest ${largest} MiB)`)
   if (matching < need) return decline(DeclineReason.GPU_COUNT, `the job needs ${need} GPUs; ${matching} match`)
-  return checkLimits(state)
+  return checkLimits(state) ?? matchingGpus(ad, job)
 }
 
 function checkLimits (state: ProviderState): Decline | undefined {
@@ -186,8 +194,20 @@ function * combinations<T> (items: readonly T[], k: number, from = 0): Generator
   }
 }
 
+function unlocks (gpu: Unlockable, chosen: ReadonlySet<string>): boolean {
+  for (const j of gpu.jobs) if (!chosen.has(j)) return false
+  return true
+}
+
 function unlockedBy (gpus: readonly Unlockable[], chosen: ReadonlySet<string>): Unlockable[] {
-  return gpus.filter((g) => [...g.jobs].every((j) => chosen.has(j)))
+  return gpus.filter((g) => unlocks(g, chosen))
+}
+
+/** How many of `gpus` preempting `chosen` frees (unlockedBy's length, without the array). */
+function unlockedCount (gpus: readonly Unlockable[], chosen: ReadonlySet<string>): number {
+  let n = 0
+  for (const g of gpus) if (unlocks(g, chosen)) n++
+  return n
 }
 
 /** Revenue lost by preempting `jobs`: Σ price × GPUs of their live allocations (tie-break: lose the least). */
@@ -201,12 +221,12 @@ function lostRevenue (jobs: readonly string[], revenue: ReadonlyMap<string, numb
  */
 export function choosePreemption (gpus: readonly Unlockable[], need: number, revenue: ReadonlyMap<string, number>): string[] | undefined {
   const jobs = [...new Set(gpus.flatMap((g) => [...g.jobs]))].sort()
-  if (unlockedBy(gpus, new Set(jobs)).length < need) return undefined
+  if (unlockedCount(gpus, new Set(jobs)) < need) return undefined
   if (jobs.length > PREEMPT_EXACT_LIMIT) return greedyPreemption(gpus, jobs, need, revenue)
   for (let k = 1; k <= jobs.length; k++) {
     let best: string[] | undefined
     for (const set of combinations(jobs, k)) {
-      if (unlockedBy(gpus, new Set(set)).length < need) continue
+      if (unlockedCount(gpus, new Set(set)) < need) continue
       if (best === undefined || lostRevenue(set, revenue) < lostRevenue(best, revenue)) best = set
     }
     if (best !== undefined) return best
@@ -216,9 +236,9 @@ export function choosePreemption (gpus: readonly Unlockable[], need: number, rev
 
 function greedyPreemption (gpus: readonly Unlockable[], jobs: readonly string[], need: number, revenue: ReadonlyMap<string, number>): string[] {
   const chosen = new Set<string>()
-  const gain = (j: string): number => unlockedBy(gpus, new Set([...chosen, j])).length * 1e3 +
+  const gain = (j: string): number => unlockedCount(gpus, new Set([...chosen, j])) * 1e3 +
     gpus.filter((g) => g.jobs.has(j)).length
-  while (unlockedBy(gpus, chosen).length < need) {
+  while (unlockedCount(gpus, chosen) < need) {
     const next = jobs.filter((j) => !chosen.has(j))
       .sort((a, b) => gain(b) - gain(a) || (revenue.get(a) ?? 0) - (revenue.get(b) ?? 0) || (a < b ? -1 : 1))[0]
     if (next === undefined) break
@@ -226,7 +246,7 @@ function greedyPreemption (gpus: readonly Unlockable[], jobs: readonly string[],
   }
   for (const j of [...chosen].reverse()) {
     const without = new Set([...chosen].filter((x) => x !== j))
-    if (unlockedBy(gpus, without).length >= need) chosen.delete(j)
+    if (unlockedCount(gpus, without) >= need) chosen.delete(j)
   }
   return [...chosen].sort()
 }
@@ -261,10 +281,9 @@ function bestPreemption (placements: ReadonlyArray<Placement | undefined>): Plac
 }
 
 /** The earliest start with enough free GPUs; else (gold/silver only) the start preempting the fewest bronze jobs. */
-function placeGpus (job: JobRequest, state: ProviderState, now: number, calendarStart: number): Placement | Decline {
+function placeGpus (job: JobRequest, state: ProviderState, matching: readonly GpuInfo[], now: number, calendarStart: number): Placement | Decline {
   const need = job.resources.gpus
   const d = runtimeMs(job)
-  const matching = matchingGpus(state.ad, job)
   const relevant = state.allocations.filter((a) => a.endsAt > now)
   if (relevant.length === 0) return { start: calendarStart, gpus: matching.slice(0, need).map((g) => g.uuid), preempts: [] }
   const latest = now + Math.min(startDelayMs(job), MAX_CALENDAR_HORIZON_MS)
@@ -291,11 +310,13 @@ function placeGpus (job: JobRequest, state: ProviderState, now: number, calendar
 export function decideBid (job: JobRequest, state: ProviderState, now: number): BidDecision {
   const { ad } = state
   const gpuJob = job.resources.gpus > 0
-  const early = checkTerms(job, ad, now) ?? (gpuJob ? checkHardware(job, state) : undefined)
-  if (early !== undefined) return early
+  const terms = checkTerms(job, ad, now)
+  if (terms !== undefined) return terms
+  const matching = gpuJob ? checkHardware(job, state) : []
+  if ('kind' in matching) return matching
   const calendarStart = checkCalendar(job, ad, now)
   if (typeof calendarStart !== 'number') return calendarStart
-  const placement = gpuJob ? placeGpus(job, state, now, calendarStart) : { start: calendarStart, gpus: [], preempts: [] }
+  const placement = gpuJob ? placeGpus(job, state, matching, now, calendarStart) : { start: calendarStart, gpus: [], preempts: [] }
   if ('kind' in placement) return placement
   const d = runtimeMs(job)
   const price = priceFor(ad.price, ad.availability.timeZone, placement.start, d)

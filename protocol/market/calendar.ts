@@ -1,6 +1,9 @@
 /**
  * Weekly availability windows → absolute free time (DESIGN §5, "calendar fit": filling small gaps is the
  * point). Pure: time zones are resolved with `Intl.DateTimeFormat`, which is deterministic given its inputs.
+ * Speed without a change of answer: offsets are read from a bounded memo of each zone's UTC days (one Intl
+ * call per zone and day, then a lookup), and a windows list's merged weekly spans from a weak memo checked
+ * against the list (calendar-cache.test.ts compares both with the uncached computation).
  *
  * Meaning of a calendar: an instant t is free exactly when the owner's wall clock at t (in
  * `availability.timeZone`) shows a weekday and minute inside one of the windows. Consequences on DST days:
@@ -13,6 +16,7 @@
  */
 import type { CapabilityAd } from '../messages/capability-ad.js'
 import { DAY_MS, HOUR_MS, MINUTE_MS, WEEK_MS } from '../limits.js'
+import { isKnownTimeZone, zoneFormatter } from '../time-zone.js'
 
 export type Availability = CapabilityAd['availability']
 export type WeeklyWindow = Availability['windows'][number]
@@ -39,106 +43,110 @@ export const WINDOW_SEARCH_LIMIT_MS = 8 * WEEK_MS
 // Time zones: UTC offsets and their transitions
 // ---------------------------------------------------------------------------------------------
 
-const formatters = new Map<string, Intl.DateTimeFormat>()
-
-function formatter (timeZone: string): Intl.DateTimeFormat {
-  let f = formatters.get(timeZone)
-  if (f === undefined) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric'
-    })
-    formatters.set(timeZone, f)
-  }
-  return f
-}
-
 /** True when the runtime's tz data knows `timeZone` (an unknown zone makes the calendar functions throw). */
-export function isKnownTimeZone (timeZone: string): boolean {
-  try {
-    formatter(timeZone)
-    return true
-  } catch {
-    return false
-  }
-}
+export { isKnownTimeZone }
 
-/** The zone's UTC offset at `t` in ms (wall time − UTC), e.g. +3,600,000 for Berlin in winter. */
-export function utcOffsetMs (timeZone: string, t: number): number {
+/**
+ * The zone's UTC offset at `t` in ms (wall time − UTC) as `Intl` computes it, uncached: the reference the
+ * cached `utcOffsetMs` is built from (and tested against). Costs a `formatToParts`, several µs.
+ */
+export function intlUtcOffsetMs (timeZone: string, t: number): number {
   const second = Math.floor(t / 1000) * 1000
   const fields: Record<string, number> = {}
-  for (const part of formatter(timeZone).formatToParts(new Date(second))) {
+  for (const part of zoneFormatter(timeZone).formatToParts(new Date(second))) {
     if (part.type !== 'literal') fields[part.type] = Number(part.value)
   }
   const wall = Date.UTC(fields.year ?? 1970, (fields.month ?? 1) - 1, fields.day ?? 1, fields.hour ?? 0, fields.minute ?? 0, fields.second ?? 0)
   return wall - second
 }
 
-/** Memo of offsets at UTC midnights and of the transitions inside each UTC day, per zone. */
-const dayCache = new Map<string, { offset: number, transitions: number[] }>()
-const DAY_CACHE_LIMIT = 100_000
+/** A zone's offsets over one UTC day: at its start, and each change inside it with the offset after it. */
+interface DayOffsets {
+  offset: number
+  /** Instants (whole seconds, ascending) where the offset changes; one may be the next day's start. */
+  transitions: number[]
+  /** The offset from `transitions[i]` on. */
+  after: number[]
+}
+
+/**
+ * Memo of `dayOffsets`, per zone then per UTC day. Bounded: past DAY_CACHE_LIMIT days in all it starts
+ * over (a provider or a simulation touches a few weeks of a few zones, far below it).
+ */
+const dayCache = new Map<string, Map<number, DayOffsets>>()
+let cachedDays = 0
+export const DAY_CACHE_LIMIT = 100_000
 
 /**
  * The zone's offset at the start of UTC day `day` and the instants inside that day where it changes.
  * Assumes a zone never changes its offset and back within one day (no tz rule does); transitions fall on
  * whole seconds and are found by bisection.
  */
-function dayOffsets (timeZone: string, day: number): { offset: number, transitions: number[] } {
-  const key = `${timeZone}|${day}`
-  const cached = dayCache.get(key)
+function dayOffsets (timeZone: string, day: number): DayOffsets {
+  let zone = dayCache.get(timeZone)
+  const cached = zone?.get(day)
   if (cached !== undefined) return cached
   const start = day * DAY_MS
-  const offset = utcOffsetMs(timeZone, start)
+  const offset = intlUtcOffsetMs(timeZone, start)
   const transitions: number[] = []
+  const after: number[] = []
   let from = start
   let fromOffset = offset
   const end = start + DAY_MS
-  while (utcOffsetMs(timeZone, end) !== fromOffset) {
+  while (intlUtcOffsetMs(timeZone, end) !== fromOffset) {
     // bisect on whole seconds: offset(lo) = fromOffset, offset(hi) ≠ fromOffset
     let lo = from / 1000
     let hi = end / 1000
     while (hi - lo > 1) {
       const mid = Math.floor((lo + hi) / 2)
-      if (utcOffsetMs(timeZone, mid * 1000) === fromOffset) lo = mid
+      if (intlUtcOffsetMs(timeZone, mid * 1000) === fromOffset) lo = mid
       else hi = mid
     }
     from = hi * 1000
-    fromOffset = utcOffsetMs(timeZone, from)
+    fromOffset = intlUtcOffsetMs(timeZone, from)
     transitions.push(from)
+    after.push(fromOffset)
     if (from >= end) break
   }
-  if (dayCache.size >= DAY_CACHE_LIMIT) dayCache.clear()
-  const result = { offset, transitions }
-  dayCache.set(key, result)
+  if (cachedDays >= DAY_CACHE_LIMIT) {
+    dayCache.clear()
+    cachedDays = 0
+    zone = undefined
+  }
+  if (zone === undefined) {
+    zone = new Map()
+    dayCache.set(timeZone, zone)
+  }
+  const result = { offset, transitions, after }
+  zone.set(day, result)
+  cachedDays++
   return result
 }
 
-interface OffsetSegment { start: number, end: number, offset: number }
+/** How many zone-days the offset memo holds now (for tests of its bound). */
+export function cachedOffsetDays (): number {
+  return cachedDays
+}
 
-/** [from, to) cut where the zone's offset changes, each piece with its constant offset. */
-function offsetSegments (timeZone: string, from: number, to: number): OffsetSegment[] {
-  const cuts: number[] = []
-  for (let day = Math.floor(from / DAY_MS); day * DAY_MS < to; day++) {
-    for (const t of dayOffsets(timeZone, day).transitions) if (t > from && t < to) cuts.push(t)
-  }
-  const bounds = [from, ...cuts, to]
-  const segments: OffsetSegment[] = []
-  for (let i = 0; i + 1 < bounds.length; i++) {
-    const start = bounds[i] as number
-    segments.push({ start, end: bounds[i + 1] as number, offset: utcOffsetMs(timeZone, start) })
-  }
-  return segments
+/**
+ * The zone's UTC offset at `t` in ms (wall time − UTC), e.g. +3,600,000 for Berlin in winter: the same as
+ * `intlUtcOffsetMs`, read from the per-day memo (one `Intl` call per zone and day on first use).
+ */
+export function utcOffsetMs (timeZone: string, t: number): number {
+  const day = dayOffsets(timeZone, Math.floor(t / DAY_MS))
+  const { transitions } = day
+  if (transitions.length === 0) return day.offset
+  const second = Math.floor(t / 1000) * 1000
+  let offset = day.offset
+  for (let i = 0; i < transitions.length && (transitions[i] as number) <= second; i++) offset = day.after[i] as number
+  return offset
 }
 
 // ---------------------------------------------------------------------------------------------
 // Weekly windows
 // ---------------------------------------------------------------------------------------------
+
+type Span = readonly [number, number]
 
 /** Windows as sorted, merged [start, end) minutes of the week (Monday 00:00 = 0). */
 export function weekMinutes (windows: readonly WeeklyWindow[]): Array<[number, number]> {
@@ -154,39 +162,72 @@ export function weekMinutes (windows: readonly WeeklyWindow[]): Array<[number, n
   return merged
 }
 
+/** A list's `weekMinutes`, with the (day, start, end) triples it was computed from. */
+interface SpanMemo { triples: Int32Array, spans: readonly Span[], always: boolean }
+
+/**
+ * Memo of `weekMinutes` per windows array (an ad's list is read on every decision). Weak: an entry lives
+ * as long as its array, so memory stays bounded by what the caller holds. A hit is checked against the
+ * triples it was computed from, so a list changed in place is computed afresh, never answered stale.
+ */
+const spanMemo = new WeakMap<readonly WeeklyWindow[], SpanMemo>()
+
+function memoOf (windows: readonly WeeklyWindow[]): SpanMemo {
+  const memo = spanMemo.get(windows)
+  if (memo !== undefined && sameTriples(memo.triples, windows)) return memo
+  const triples = new Int32Array(windows.length * 3)
+  windows.forEach((w, i) => { triples[3 * i] = w.day; triples[3 * i + 1] = w.start; triples[3 * i + 2] = w.end })
+  const spans = weekMinutes(windows)
+  const fresh = { triples, spans, always: coversWeek(spans) }
+  spanMemo.set(windows, fresh)
+  return fresh
+}
+
+function sameTriples (triples: Int32Array, windows: readonly WeeklyWindow[]): boolean {
+  if (triples.length !== windows.length * 3) return false
+  for (let i = 0; i < windows.length; i++) {
+    const w = windows[i] as WeeklyWindow
+    if (triples[3 * i] !== w.day || triples[3 * i + 1] !== w.start || triples[3 * i + 2] !== w.end) return false
+  }
+  return true
+}
+
 /** True when the windows cover the whole week: the GPUs are always for sale. */
-function coversWeek (spans: ReadonlyArray<[number, number]>): boolean {
+function coversWeek (spans: readonly Span[]): boolean {
   const first = spans[0]
   return spans.length === 1 && first !== undefined && first[0] === 0 && first[1] === WEEK_MINUTES
 }
 
+/** Minute of the week (Monday 00:00 = 0) on the owner's wall clock at `t`. */
+function minuteOfWeek (timeZone: string, t: number): number {
+  const wall = t + utcOffsetMs(timeZone, t)
+  return Math.floor(mod(wall - EPOCH_MONDAY_MS, WEEK_MS) / MINUTE_MS)
+}
+
 /** The owner's wall clock at `t`: ISO weekday (1 = Monday) and minute after local midnight. */
 export function localTime (timeZone: string, t: number): { day: number, minute: number } {
-  const wall = t + utcOffsetMs(timeZone, t)
-  const minuteOfWeek = Math.floor(mod(wall - EPOCH_MONDAY_MS, WEEK_MS) / MINUTE_MS)
-  return { day: Math.floor(minuteOfWeek / 1440) + 1, minute: minuteOfWeek % 1440 }
+  const m = minuteOfWeek(timeZone, t)
+  return { day: Math.floor(m / 1440) + 1, minute: m % 1440 }
 }
 
 function mod (a: number, n: number): number {
   return ((a % n) + n) % n
 }
 
-/** Sort and merge intervals that overlap or touch. */
-function mergeIntervals (intervals: Interval[]): Interval[] {
-  intervals.sort((a, b) => a.start - b.start || a.end - b.end)
-  const merged: Interval[] = []
+/** Merge sorted intervals that overlap or touch, in place (the array is the caller's own, freshly built). */
+function mergeSorted (intervals: Interval[]): Interval[] {
+  let n = 0
   for (const i of intervals) {
-    const last = merged.at(-1)
+    const last = n > 0 ? intervals[n - 1] as Interval : undefined
     if (last !== undefined && i.start <= last.end) last.end = Math.max(last.end, i.end)
-    else merged.push({ ...i })
+    else intervals[n++] = i
   }
-  return merged
+  intervals.length = n
+  return intervals
 }
 
-/** The free time within one constant-offset segment. */
-function segmentIntervals (spans: ReadonlyArray<[number, number]>, segment: OffsetSegment): Interval[] {
-  const out: Interval[] = []
-  const { start, end, offset } = segment
+/** Append the free time within [start, end), where the zone's offset is `offset` throughout. */
+function pushSegment (spans: readonly Span[], start: number, end: number, offset: number, out: Interval[]): void {
   const firstWeek = Math.floor((start + offset - EPOCH_MONDAY_MS) / WEEK_MS) - 1
   const lastWeek = Math.floor((end + offset - EPOCH_MONDAY_MS) / WEEK_MS)
   for (let week = firstWeek; week <= lastWeek; week++) {
@@ -197,7 +238,28 @@ function segmentIntervals (spans: ReadonlyArray<[number, number]>, segment: Offs
       if (a < b) out.push({ start: a, end: b })
     }
   }
-  return out
+}
+
+/**
+ * The free time within [from, to) of non-empty, not always-free spans: [from, to) walked in pieces of
+ * constant offset (cut where the zone's offset changes), each piece's free time appended in order.
+ */
+function spanIntervals (spans: readonly Span[], timeZone: string, from: number, to: number): Interval[] {
+  const out: Interval[] = []
+  let start = from
+  for (let day = Math.floor(from / DAY_MS); day * DAY_MS < to; day++) {
+    for (const t of dayOffsets(timeZone, day).transitions) {
+      if (t > start && t < to) {
+        pushSegment(spans, start, t, utcOffsetMs(timeZone, start), out)
+        start = t
+      }
+    }
+  }
+  pushSegment(spans, start, to, utcOffsetMs(timeZone, start), out)
+  // pieces come in time order (weeks ascending, spans sorted within a week, segments ascending); a stable
+  // sort of a sorted array is one pass, and it keeps the merge right whatever the order
+  out.sort((a, b) => a.start - b.start || a.end - b.end)
+  return mergeSorted(out)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -210,29 +272,35 @@ function segmentIntervals (spans: ReadonlyArray<[number, number]>, segment: Offs
  */
 export function freeIntervals (availability: Availability, from: number, to: number): Interval[] {
   if (!(to > from)) return []
-  const spans = weekMinutes(availability.windows)
-  if (spans.length === 0) return []
-  if (coversWeek(spans)) return [{ start: from, end: to }]
-  const pieces = offsetSegments(availability.timeZone, from, to).flatMap((s) => segmentIntervals(spans, s))
-  return mergeIntervals(pieces)
+  const memo = memoOf(availability.windows)
+  if (memo.spans.length === 0) return []
+  if (memo.always) return [{ start: from, end: to }]
+  return spanIntervals(memo.spans, availability.timeZone, from, to)
 }
 
 /** True when `t` lies in free time. */
 export function isAvailable (availability: Availability, t: number): boolean {
-  const { day, minute } = localTime(availability.timeZone, t)
+  const m = minuteOfWeek(availability.timeZone, t)
+  const day = Math.floor(m / 1440) + 1
+  const minute = m % 1440
   return availability.windows.some((w) => w.day === day && w.start <= minute && minute < w.end)
 }
+
+/** Where `windowAt` starts its search: a day either side, doubling up to WINDOW_SEARCH_LIMIT_MS. */
+const WINDOW_SEARCH_START_MS = DAY_MS
 
 /**
  * The whole free window containing `t` ([start, end), windows touching across midnight or days merged),
  * or undefined when `t` is not free. An always-free calendar gives (−∞, +∞); a window longer than
- * WINDOW_SEARCH_LIMIT_MS on either side of `t` is clipped there.
+ * WINDOW_SEARCH_LIMIT_MS on either side of `t` is clipped there. The search widens until the window found
+ * is not clipped by it, so where it starts changes the cost only, never the answer.
  */
 export function windowAt (availability: Availability, t: number): Interval | undefined {
   if (!isAvailable(availability, t)) return undefined
-  if (coversWeek(weekMinutes(availability.windows))) return { start: -Infinity, end: Infinity }
-  for (let reach = WEEK_MS; ; reach = Math.min(2 * reach, WINDOW_SEARCH_LIMIT_MS)) {
-    const found = freeIntervals(availability, t - reach, t + reach).find((i) => i.start <= t && t < i.end)
+  const memo = memoOf(availability.windows)
+  if (memo.always) return { start: -Infinity, end: Infinity }
+  for (let reach = WINDOW_SEARCH_START_MS; ; reach = Math.min(2 * reach, WINDOW_SEARCH_LIMIT_MS)) {
+    const found = spanIntervals(memo.spans, availability.timeZone, t - reach, t + reach).find((i) => i.start <= t && t < i.end)
     if (found === undefined) return undefined
     const clipped = found.start === t - reach || found.end === t + reach
     if (!clipped || reach === WINDOW_SEARCH_LIMIT_MS) return found

@@ -6,6 +6,7 @@
 import { z } from 'zod'
 import { CID, DAG_CBOR_CODEC, RAW_CODEC, SHA2_256, isPeerId } from '../../crypto/index.js'
 import { PROTOCOL_VERSION } from '../constants.js'
+import { TIME_ZONE_MAX_LENGTH, TIME_ZONE_NAME } from '../time-zone.js'
 
 export const uint = z.int().nonnegative()
 /** Milliseconds since the Unix epoch. */
@@ -87,8 +88,11 @@ export const weeklyWindow = z.strictObject({
   end: z.int().min(1).max(1440)
 }).refine((w) => w.end > w.start, { message: 'window must end after it starts' })
 
-/** IANA time-zone name (`Europe/Berlin`, `UTC`). Its validity against tz data is checked by the node. */
-export const timeZone = z.string().max(64).regex(/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/, { message: 'expected an IANA time zone' })
+/**
+ * IANA time-zone name (`Europe/Berlin`, `UTC`): its form only (protocol/time-zone.ts), so a message's
+ * validity does not depend on the receiver's tz data; the config and the decisions also need it known.
+ */
+export const timeZone = z.string().max(TIME_ZONE_MAX_LENGTH).regex(TIME_ZONE_NAME, { message: 'expected an IANA time zone' })
 
 /** Fields every payload carries (DESIGN §3). */
 export const header = {
