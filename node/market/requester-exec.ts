@@ -15,17 +15,23 @@ import type { ActiveJob, Attempt, RequesterShell } from './requester-job.js'
 /** Most bytes of log kept for one job, all attempts together (the provider's own cap); the rest is cut. */
 export const MAX_JOB_LOG_BYTES = MAX_LOG_BYTES
 
-/** Open the exec stream, send the award, and handle what the provider sends until the stream ends. */
-export async function talk (shell: RequesterShell, active: ActiveJob, attempt: Attempt): Promise<void> {
-  let channel: ExecChannel
+/** Open the exec stream and send the award on it; undefined (the agent told) when the provider cannot be reached. */
+export async function openStream (shell: RequesterShell, active: ActiveJob, attempt: Attempt): Promise<ExecChannel | undefined> {
   try {
-    channel = await shell.options.node.services.exec.open(peerIdFromString(attempt.provider))
+    const channel = await shell.options.node.services.exec.open(peerIdFromString(attempt.provider))
     attempt.channel = channel
     await channel.sendMessage(attempt.award.bytes)
+    return channel
   } catch (err) {
     if (!shell.stopping) shell.dispatch(active, { type: 'unreachable', now: shell.scheduler.now(), job: active.id, attempt: attempt.number, provider: attempt.provider, detail: (err as Error).message })
-    return
+    return undefined
   }
+}
+
+/** Handle what the provider sends on the attempt's stream (opened by openStream) until it ends. */
+export async function talk (shell: RequesterShell, active: ActiveJob, attempt: Attempt): Promise<void> {
+  const channel = await attempt.opened
+  if (channel === undefined) return
   let failure: ExecStreamError | undefined
   try {
     for await (const frame of channel.frames()) {

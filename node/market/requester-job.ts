@@ -43,6 +43,8 @@ export interface Attempt {
   provider: string
   price: number
   channel?: ExecChannel
+  /** The exec stream being opened and the award sent on it; undefined when it cannot be reached. */
+  opened?: Promise<ExecChannel | undefined>
   evidence: Partial<Record<EvidenceRef, Uint8Array>>
   paySeq: number
   /**

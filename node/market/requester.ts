@@ -14,7 +14,7 @@ import {
 } from '../../protocol/index.js'
 import { LOG_WINDOW } from '../services/exec.js'
 import { createRealScheduler } from './real-scheduler.js'
-import { talk } from './requester-exec.js'
+import { openStream, talk } from './requester-exec.js'
 import type { ActiveJob, Attempt, RequesterOptions, RequesterShell } from './requester-job.js'
 import { sealAuctionRound, sealAward, sealJobCancel } from './requester-messages.js'
 import { fetchAndVerify } from './requester-outputs.js'
@@ -221,9 +221,11 @@ export class RequesterMarket implements RequesterShell {
         await this.sendAward(active, effect, now)
         return
       case 'send-cancel': {
+        // a cancel right after the award waits for its stream: the provider must hear it to agree on the ending
+        const channel = await active.attempts.get(effect.attempt)?.opened
         const attempt = active.attempts.get(effect.attempt)
-        if (attempt?.channel === undefined) return
-        await attempt.channel.sendMessage(sealJobCancel(signer, active.request, attempt.award, effect.reason, now).bytes).catch(() => {})
+        if (channel === undefined || attempt === undefined) return
+        await channel.sendMessage(sealJobCancel(signer, active.request, attempt.award, effect.reason, now).bytes).catch(() => {})
         return
       }
       case 'pay':
@@ -247,7 +249,7 @@ export class RequesterMarket implements RequesterShell {
       case 'finished':
         for (const cancel of active.wakes.values()) cancel()
         active.wakes.clear()
-        for (const attempt of active.attempts.values()) void attempt.channel?.close()
+        for (const attempt of active.attempts.values()) void attempt.opened?.then(async (channel) => { await channel?.close() })
         return
       default:
     }
@@ -266,6 +268,7 @@ export class RequesterMarket implements RequesterShell {
     // third parties can recompute it (protocol/market/award.ts auditAward)
     await this.options.gossip.publish(award, jobTopics(active.request.payload.placement))
     for (const input of active.request.payload.workload.inputs) this.options.blobs.grant(input.cid, effect.provider)
+    attempt.opened = openStream(this, active, attempt)
     void talk(this, active, attempt)
   }
 
