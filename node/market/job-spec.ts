@@ -27,13 +27,12 @@ import { basename, dirname, extname, isAbsolute, resolve } from 'node:path'
 import { parse as parseYaml } from 'yaml'
 import { z } from 'zod'
 import type { CID } from '../../crypto/index.js'
-import { KINDS, PROTOCOL_VERSION, encodePayload, jobRequestSchema, modelSlug, placement, resources, sla, verification, workload, type JobRequest } from '../../protocol/index.js'
+import { DAY_MS, HOUR_MS, KINDS, MAX_JOB_FILES, MINUTE_MS, PROTOCOL_VERSION, SECOND_MS, encodePayload, jobRequestSchema, modelSlug, placement, resources, sla, verification, workload, type JobRequest } from '../../protocol/index.js'
 import { paymentRule, relativePath } from '../../protocol/messages/common.js'
 import { GPU_ENV_NAMES } from '../executors/jobfs.js'
 
-const DAY_MS = 24 * 3600_000
 /** Longest a job request may live (the job-request kind's limit). */
-const MAX_REQUEST_LIFETIME_MS = 7 * DAY_MS
+const MAX_REQUEST_LIFETIME_MS = KINDS['job-request'].maxLifetimeMs
 /** Room left in the job-request envelope for the key, payload type and signature. */
 const ENVELOPE_OVERHEAD = 256
 
@@ -61,7 +60,7 @@ export const jobSpecSchema = z.strictObject({
     path: relativePath,
     /** The local file (absolute). */
     file: z.string().min(1).refine(isAbsolute, { message: 'expected an absolute path' })
-  })).max(256).default([]),
+  })).max(MAX_JOB_FILES).default([]),
   outputs: W.outputs.default([]),
   maxRuntimeSec: W.maxRuntimeSec.default(3600),
   network: W.network.default(false),
@@ -107,7 +106,7 @@ export function issueProblems (issues: readonly z.core.$ZodIssue[]): string[] {
   })
 }
 
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3600_000, d: DAY_MS }
+const UNIT_MS: Record<string, number> = { ms: 1, s: SECOND_MS, m: MINUTE_MS, h: HOUR_MS, d: DAY_MS }
 
 /**
  * A duration in ms: "90s", "15m", "2h", "1h30m", "500ms", or a number (or numeric string) in

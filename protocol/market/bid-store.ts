@@ -17,11 +17,11 @@
  * bid of each of the best-ranked peers, which is what the award would consider of all bids received.
  */
 import { betterOwnOffer, screenBid, lookupView, type AuctionBid, type AuctionJob, type BidRejection, type PeerView } from './award.js'
-import { MAX_CONSIDERED } from './award.js'
+import { MAX_CONSIDERED_BIDS } from '../limits.js'
 import { compareRanked, defaultScoringParams, effectivePrice, type ScoringParams } from './scoring.js'
 
 /** Most bids a round's store holds: the most an award can consider. */
-export const MAX_BIDS_PER_ROUND = MAX_CONSIDERED
+export const MAX_BIDS_PER_ROUND = MAX_CONSIDERED_BIDS
 /** Most bids one peer has in a round's store (the award counts one per signer). */
 export const MAX_BIDS_PER_PEER_PER_ROUND = 1
 

@@ -53,6 +53,7 @@
  * - Cancel works in bidding, awarded and running (a `cancel` to the provider, and the time run so
  *   far paid); once the receipt is in, the job is settled instead.
  */
+import { MAX_BILLING_INTERVAL_SEC, MAX_EXCLUDED_PEERS, MAX_JOB_GPUS, MAX_LEASE_MS, MAX_RUNTIME_SEC, MIN_BILLING_INTERVAL_SEC, MIN_LEASE_MS } from '../limits.js'
 import type { FailureReason } from '../messages/evidence.js'
 import type { JobRequest } from '../messages/job-request.js'
 import { jobStates, type JobState } from '../messages/award.js'
@@ -84,8 +85,6 @@ export const REQUESTER_TRANSITIONS: TransitionTable<RequesterStatus> = Object.fr
 
 const FINAL: ReadonlySet<RequesterStatus> = new Set(finalStatuses(REQUESTER_TRANSITIONS))
 
-/** Most providers an award can exclude (award schema). */
-const MAX_EXCLUDED = 64
 
 // ---------------------------------------------------------------------------------------------
 // Configuration
@@ -140,10 +139,10 @@ export function createRequesterConfig (init: RequesterJobInit): RequesterConfig 
   const maxFailedAttempts = init.maxFailedAttempts ?? MAX_FAILED_ATTEMPTS
   assertIntIn(init.bidWindowMs, 50, 600_000, 'bidWindowMs')
   assertIntIn(init.expiresAt, 0, Number.MAX_SAFE_INTEGER, 'expiresAt')
-  assertIntIn(init.gpus, 0, 64, 'gpus')
-  assertIntIn(init.maxRuntimeSec, 1, 2_592_000, 'maxRuntimeSec')
-  assertIntIn(leaseMs, 1_000, 3_600_000, 'leaseMs')
-  assertIntIn(billingIntervalSec, 1, 86_400, 'billingIntervalSec')
+  assertIntIn(init.gpus, 0, MAX_JOB_GPUS, 'gpus')
+  assertIntIn(init.maxRuntimeSec, 1, MAX_RUNTIME_SEC, 'maxRuntimeSec')
+  assertIntIn(leaseMs, MIN_LEASE_MS, MAX_LEASE_MS, 'leaseMs')
+  assertIntIn(billingIntervalSec, MIN_BILLING_INTERVAL_SEC, MAX_BILLING_INTERVAL_SEC, 'billingIntervalSec')
   assertIntIn(maxFailedAttempts, 1, AWARD_ATTEMPT_LIMIT, 'maxFailedAttempts')
   return {
     bidWindowMs: init.bidWindowMs,
@@ -523,7 +522,7 @@ function failAttempt (s: RequesterJob, now: number, reason: FailureReason, evide
   const refs = evidence.filter((r) => r !== 'last-status' || a.lastSeq !== undefined)
   const failure: RecordFailureEffect = { type: 'record-failure', subject: a.provider, reason, evidence: refs }
   if (detail !== undefined) failure.detail = detail
-  const excluded = s.excluded.includes(a.provider) || s.excluded.length >= MAX_EXCLUDED ? s.excluded : [...s.excluded, a.provider]
+  const excluded = s.excluded.includes(a.provider) || s.excluded.length >= MAX_EXCLUDED_PEERS ? s.excluded : [...s.excluded, a.provider]
   // a stranger that never answered the award does not use up the job's attempts (AwardChoice.newcomer)
   const counted = !(a.newcomer === true && s.status === 'awarded')
   const next = reauction({ ...s, failures: s.failures + (counted ? 1 : 0), excluded }, now, reason)
