@@ -281,7 +281,10 @@ export function checkPurity (root: string): PurityReport {
     if (layer === undefined || !(PURE_LAYERS as readonly string[]).includes(layer)) continue
     const line = d.file.getLineAndCharacterOfPosition(d.start ?? 0).line
     if ((d.code === 2307 || d.code === 2792) && flagged.has(`${d.file.fileName}:${line}`)) continue
-    out.add(d.file, d.start ?? 0, 'COMPILE', `TS${d.code}: ${text}`)
+    // the compiler's advice ("install @types/node", "include 'dom'") is the wrong fix here
+    const advice = text.search(/ Do you need to | Try changing the 'lib'/)
+    const message = advice === -1 ? text : `${text.slice(0, advice)} (a host global: not available to pure code)`
+    out.add(d.file, d.start ?? 0, 'COMPILE', `TS${d.code}: ${message}`)
   }
   return { violations: out.violations, checked: checked.sort() }
 }
