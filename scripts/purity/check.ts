@@ -105,6 +105,38 @@ function layerOf (root: string, fileName: string): string | undefined {
 const HOST_ESCAPES = new Set(['globalThis', 'eval', 'Function'])
 const GC_DEPENDENT = new Set(['WeakRef', 'FinalizationRegistry'])
 const DATE_STATICS_ALLOWED = new Set(['UTC', 'parse'])
+/** Date methods that read or write the host's local time zone (their getUTC…/setUTC…/toISOString twins do not). */
+const DATE_LOCAL_METHODS = new Set([
+  'getFullYear', 'getYear', 'getMonth', 'getDate', 'getDay', 'getHours', 'getMinutes', 'getSeconds', 'getMilliseconds',
+  'getTimezoneOffset', 'setFullYear', 'setYear', 'setMonth', 'setDate', 'setHours', 'setMinutes', 'setSeconds',
+  'setMilliseconds', 'toString', 'toDateString', 'toTimeString'
+])
+const LOCALE_METHODS = new Set(['toLocaleString', 'toLocaleDateString', 'toLocaleTimeString'])
+
+/** The host-locale rule for one call or `new`: returns the message, or undefined when it is fine. */
+function hostLocale (node: ts.CallExpression | ts.NewExpression, checker: ts.TypeChecker): string | undefined {
+  const callee = node.expression
+  const args = node.arguments ?? []
+  if (!ts.isPropertyAccessExpression(callee)) return undefined
+  const method = callee.name.text
+  const receiver = checker.getTypeAtLocation(callee.expression).getSymbol()?.getName()
+  if (ts.isCallExpression(node) && receiver === 'Date' && DATE_LOCAL_METHODS.has(method)) return `Date#${method}() uses the host's time zone`
+  if (ts.isCallExpression(node) && LOCALE_METHODS.has(method) && args.length < (receiver === 'Date' ? 2 : 1)) {
+    return `${method}() without ${receiver === 'Date' ? 'a locale and a timeZone' : 'a locale'} uses the host's`
+  }
+  if (ts.isCallExpression(node) && method === 'localeCompare' && args.length < 2) return 'localeCompare() without a locale uses the host\'s'
+  if (ts.isIdentifier(callee.expression) && callee.expression.text === 'Intl') {
+    const locale = args[0]
+    if (locale === undefined || (ts.isIdentifier(locale) && locale.text === 'undefined')) return `Intl.${method} without a locale uses the host's`
+    if (method === 'DateTimeFormat') {
+      const options = args[1]
+      const named = options !== undefined && ts.isObjectLiteralExpression(options) &&
+        options.properties.some((p) => p.name !== undefined && ts.isIdentifier(p.name) && p.name.text === 'timeZone')
+      if (!named) return 'Intl.DateTimeFormat without a timeZone in its options literal uses the host\'s'
+    }
+  }
+  return undefined
+}
 
 function accessedName (parent: ts.Node, id: ts.Identifier): string | null | undefined {
   if (ts.isPropertyAccessExpression(parent) && parent.expression === id) return parent.name.text
@@ -135,6 +167,10 @@ function checkApis (sf: ts.SourceFile, program: ts.Program, out: Collector): voi
         ['format', 'formatToParts'].includes(node.expression.name.text) && node.arguments.length === 0 &&
         checker.getTypeAtLocation(node.expression.expression).getSymbol()?.getName() === 'DateTimeFormat') {
       out.add(sf, node.getStart(sf), 'WALL_CLOCK', `DateTimeFormat#${node.expression.name.text}() with no date formats the current time`)
+    }
+    if (ts.isCallExpression(node) || ts.isNewExpression(node)) {
+      const message = hostLocale(node, checker)
+      if (message !== undefined) out.add(sf, node.getStart(sf), 'HOST_LOCALE', message)
     }
     if (ts.isIdentifier(node)) checkIdentifier(node)
     ts.forEachChild(node, visit)

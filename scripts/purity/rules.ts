@@ -36,6 +36,7 @@ export type PurityRule =
   | 'RANDOM' // Math.random
   | 'HOST_ESCAPE' // globalThis, eval, Function, import.meta: ways around the compiler's view of globals
   | 'NONDETERMINISM' // WeakRef, FinalizationRegistry: results depend on the garbage collector
+  | 'HOST_LOCALE' // local-time Date methods, toLocale*(), localeCompare, Intl without a locale or time zone
   | 'AMBIENT' // declare …: a pure file re-declaring host globals or modules
 
 /** Hints printed with each rule, so a failure says what to do. */
@@ -50,5 +51,6 @@ export const HINTS: Record<PurityRule, string> = {
   RANDOM: 'take randomness as an argument (a nonce, a seed, a seeded PRNG)',
   HOST_ESCAPE: 'reach no host global around the type checker',
   NONDETERMINISM: 'garbage-collector-dependent behaviour breaks deterministic replay',
+  HOST_LOCALE: 'the host\'s time zone and locale differ between machines: use UTC methods and name the locale and timeZone',
   AMBIENT: 'pure files declare no ambient globals or modules; scripts/purity/pure-globals.d.ts is the one list'
 }

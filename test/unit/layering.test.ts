@@ -48,6 +48,25 @@ const CASES: Array<{ files: Record<string, string>, expect: Expected[] }> = [
   { files: { 'protocol/date-call.ts': 'export const s = Date()\n' }, expect: [['protocol/date-call.ts', 1, 'WALL_CLOCK', 'Date()']] },
   { files: { 'protocol/date-alias.ts': 'const D = Date\nexport const t = D.now()\n' }, expect: [['protocol/date-alias.ts', 1, 'WALL_CLOCK', 'Date used as a value']] },
   { files: { 'protocol/intl.ts': "export const s = new Intl.DateTimeFormat('en-GB').format()\n" }, expect: [['protocol/intl.ts', 1, 'WALL_CLOCK', 'DateTimeFormat#format()']] },
+  {
+    files: {
+      'protocol/local-hours.ts': 'export const h = (d: Date): number => d.getHours()\n',
+      'protocol/local-string.ts': 'export const s = (d: Date): string => d.toString() + d.toLocaleString(\'en-GB\')\n',
+      'protocol/number-locale.ts': 'export const s = (n: number): string => n.toLocaleString()\n',
+      'protocol/locale-compare.ts': "export const c = (a: string, b: string): number => a.localeCompare(b)\n",
+      'protocol/intl-no-locale.ts': 'export const f = new Intl.NumberFormat()\n',
+      'protocol/intl-no-zone.ts': "export const f = new Intl.DateTimeFormat('en-US', { hour: 'numeric' })\n"
+    },
+    expect: [
+      ['protocol/local-hours.ts', 1, 'HOST_LOCALE', 'Date#getHours()'],
+      ['protocol/local-string.ts', 1, 'HOST_LOCALE', 'Date#toString()'],
+      ['protocol/local-string.ts', 1, 'HOST_LOCALE', 'toLocaleString() without a locale and a timeZone'],
+      ['protocol/number-locale.ts', 1, 'HOST_LOCALE', 'toLocaleString() without a locale'],
+      ['protocol/locale-compare.ts', 1, 'HOST_LOCALE', 'localeCompare()'],
+      ['protocol/intl-no-locale.ts', 1, 'HOST_LOCALE', 'Intl.NumberFormat without a locale'],
+      ['protocol/intl-no-zone.ts', 1, 'HOST_LOCALE', 'Intl.DateTimeFormat without a timeZone']
+    ]
+  },
   { files: { 'protocol/random.ts': 'export const r = Math.random()\n' }, expect: [['protocol/random.ts', 1, 'RANDOM', 'Math.random']] },
   { files: { 'crypto/random-index.ts': "export const r = Math['random']()\n" }, expect: [['crypto/random-index.ts', 1, 'RANDOM', 'Math.random']] },
   { files: { 'protocol/math-alias.ts': 'const M = Math\nexport const r = M.random()\n' }, expect: [['protocol/math-alias.ts', 1, 'RANDOM', 'Math used as a value']] },
@@ -99,6 +118,9 @@ export const t = (d: Date): number => d.getTime() + Date.UTC(2026, 0, 1) + Date.
 export const isDate = (x: unknown): boolean => x instanceof Date
 export const bytes = new TextEncoder().encode('x')
 export const day = new Date(0)
+export const utc = (d: Date): string => String(d.getUTCHours()) + d.toISOString() + d.toLocaleString('en-GB', { timeZone: 'UTC' })
+export const zoned = new Intl.DateTimeFormat('en-US', { timeZone: 'Europe/Berlin', hour: 'numeric' })
+export const sorted = ['b', 'a'].sort((a, b) => a.localeCompare(b, 'en'))
 export type Id = CID
 `
 
