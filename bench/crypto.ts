@@ -5,7 +5,9 @@
  */
 import '../node/polyfill.js'
 import { cpus } from 'node:os'
-import { Identity, NativeEd25519, NobleEd25519, randomNonce, type Ed25519 } from '../crypto/index.js'
+import { Identity, NobleEd25519, type Ed25519 } from '../crypto/index.js'
+import { NativeEd25519 } from '../node/ed25519-native.js'
+import { randomNonce } from '../node/random.js'
 import { openMessage, sealMessage, type Bid, type JobRequest } from '../protocol/index.js'
 import { measure, printTable, type Rate } from './measure.js'
 

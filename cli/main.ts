@@ -3,7 +3,7 @@
  * errors into one clear line on stderr and an exit code (1 for a failed command, 2 for bad usage).
  */
 import { Command, CommanderError } from 'commander'
-import { KeyFileError } from '../crypto/index.js'
+import { KeyFileError } from '../node/keystore.js'
 import { MessageRejectedError } from '../protocol/index.js'
 import { CommunityPeersError } from '../bootstrap/community.js'
 import { ApiRequestError, DaemonUnavailableError } from '../node/api/client.js'

@@ -1,11 +1,23 @@
 import type { Ed25519 } from './ed25519.js'
-import { NativeEd25519, nativeEd25519Available } from './ed25519-native.js'
 import { NobleEd25519 } from './ed25519-noble.js'
 
+/**
+ * The Ed25519 implementation used where a caller passes none. crypto/ holds only the portable one
+ * (@noble/ed25519), so its import closure stays free of Node: the daemon's fast path (node:crypto,
+ * ≈10× faster verification, DESIGN §2) lives in node/ and is installed here at start-up by
+ * `useNativeCrypto()` (node/native-crypto.ts), which every entry point runs.
+ */
 let chosen: Ed25519 | undefined
 
-/** The native implementation where OpenSSL has Ed25519 (all supported Node versions), else @noble. */
 export function defaultEd25519 (): Ed25519 {
-  chosen ??= nativeEd25519Available() ? new NativeEd25519() : new NobleEd25519()
+  chosen ??= new NobleEd25519()
   return chosen
+}
+
+/**
+ * Make `impl` the default. Both implementations give identical signatures and verdicts (the compliance
+ * suite checks each against the other), so swapping changes speed, never results.
+ */
+export function setDefaultEd25519 (impl: Ed25519): void {
+  chosen = impl
 }

@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto'
 import * as ed from '@noble/ed25519'
+import { sha512 } from '@noble/hashes/sha2.js'
 import { BoundedCache } from './bounded-cache.js'
 import { checkSeed, wellFormed, type Ed25519 } from './ed25519.js'
 
 // @noble/ed25519 3 leaves SHA-512 to the caller for its synchronous API.
-ed.hashes.sha512 = (message: Uint8Array) => new Uint8Array(createHash('sha512').update(message).digest())
+ed.hashes.sha512 = sha512
 
 /**
  * True when `publicKey` is the canonical encoding of a curve point that is not of small order.
@@ -48,7 +48,7 @@ export class NobleEd25519 implements Ed25519 {
       const s = littleEndian(signature.subarray(32))
       if (s >= GROUP_ORDER) return false
       const A = ed.Point.fromBytes(publicKey, false)
-      const k = littleEndian(createHash('sha512').update(r).update(publicKey).update(message).digest()) % GROUP_ORDER
+      const k = littleEndian(sha512.create().update(r).update(publicKey).update(message).digest()) % GROUP_ORDER
       const R = ed.Point.BASE.multiply(s, false).subtract(A.multiply(k, false)).toBytes()
       return R.every((byte, i) => byte === r[i])
     } catch {
@@ -57,7 +57,7 @@ export class NobleEd25519 implements Ed25519 {
   }
 
   private strict (publicKey: Uint8Array): boolean {
-    const id = Buffer.from(publicKey).toString('base64')
+    const id = keyOf(publicKey)
     let ok = this.strictKeys.get(id)
     if (ok === undefined) {
       ok = isStrictPublicKey(publicKey)
@@ -65,6 +65,11 @@ export class NobleEd25519 implements Ed25519 {
     }
     return ok
   }
+}
+
+/** A cache key for a byte string (no Buffer in the portable code). */
+function keyOf (bytes: Uint8Array): string {
+  return String.fromCharCode(...bytes)
 }
 
 /** The order L of the Ed25519 base point. */

@@ -1,6 +1,6 @@
 /**
- * One Ed25519 signer/verifier interface, two implementations (native `node:crypto` and
- * `@noble/ed25519`), chosen by `defaultEd25519()`. Keys are raw bytes: a 32-byte seed (the RFC 8032
+ * One Ed25519 signer/verifier interface, two implementations: `@noble/ed25519` here (portable, the
+ * default) and native `node:crypto` in node/ed25519-native.ts, which node/ installs as the default. Keys are raw bytes: a 32-byte seed (the RFC 8032
  * private key) and a 32-byte public key; signatures are 64 bytes.
  */
 

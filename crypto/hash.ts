@@ -2,8 +2,8 @@
  * Content ids (DESIGN §3): CIDv1 with sha2-256, codec dag-cbor (0x71) for structured values and
  * raw (0x55) for blobs.
  */
-import { createHash } from 'node:crypto'
 import * as dagCbor from '@ipld/dag-cbor'
+import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js'
 import { CID } from 'multiformats/cid'
 import * as Digest from 'multiformats/hashes/digest'
 
@@ -11,14 +11,23 @@ export const SHA2_256 = 0x12
 export const RAW_CODEC = 0x55
 export const DAG_CBOR_CODEC = dagCbor.code
 
+/** A synchronous SHA-256: the portable @noble/hashes one by default, OpenSSL's once node/ installs it. */
+export type Sha256 = (bytes: Uint8Array) => Uint8Array
+
+let sha256Impl: Sha256 = nobleSha256
+
 export function sha256 (bytes: Uint8Array): Uint8Array {
-  return new Uint8Array(createHash('sha256').update(bytes).digest())
+  return sha256Impl(bytes)
+}
+
+/** Install a faster SHA-256 (node/native-crypto.ts does, for the daemon's large blobs). Same digests. */
+export function setSha256 (impl: Sha256): void {
+  sha256Impl = impl
 }
 
 function cidOf (codec: number, bytes: Uint8Array): CID {
   return CID.createV1(codec, Digest.create(SHA2_256, sha256(bytes)))
 }
-
 /** CID of bytes that are already canonical DAG-CBOR (e.g. a message payload). */
 export function cidOfCborBytes (bytes: Uint8Array): CID {
   return cidOf(DAG_CBOR_CODEC, bytes)

@@ -1,8 +1,8 @@
 /**
  * A node's identity: one Ed25519 key that is both its libp2p peer id and the signer of every
- * application message (DESIGN §3).
+ * application message (DESIGN §3). Made from a 32-byte seed the caller supplies: crypto/ draws no
+ * randomness (node/random.ts `generateIdentity` makes a fresh one; the simulator uses seeded ones).
  */
-import { randomBytes } from 'node:crypto'
 import { ED25519_PUBLIC_KEY_BYTES, ED25519_SEED_BYTES, checkSeed, type Ed25519 } from './ed25519.js'
 import { defaultEd25519 } from './ed25519-default.js'
 import { InvalidKeyError } from './errors.js'
@@ -30,10 +30,6 @@ export class Identity implements Signer {
     this.#seed = Uint8Array.from(seed)
     this.publicKey = ed25519.publicKey(this.#seed)
     this.peerId = peerIdFromPublicKey(this.publicKey)
-  }
-
-  static generate (ed25519?: Ed25519): Identity {
-    return new Identity(new Uint8Array(randomBytes(ED25519_SEED_BYTES)), ed25519)
   }
 
   /**

@@ -11,7 +11,9 @@ import { constants } from 'node:fs'
 import { access, mkdir, open, readFile, readdir, rename, stat } from 'node:fs/promises'
 import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { Identity, KeyFileError, identityPath, loadIdentity, saveIdentity } from '../crypto/index.js'
+import { Identity } from '../crypto/index.js'
+import { KeyFileError, identityPath, loadIdentity, saveIdentity } from './keystore.js'
+import { generateIdentity } from './random.js'
 import { DB_DIR, StorageError, repairHint } from './storage.js'
 import { journalPath } from './store-journal.js'
 
@@ -124,7 +126,7 @@ export async function dataDirIdentity (dataDir: string, state?: DataDirState): P
         'refusing to make a new identity, which would orphan its reputation, jobs and ledger. Restore identity.key from a backup, ' +
         `or, to start over as a new identity, move the whole data dir aside (e.g. \`mv ${dataDir} ${dataDir}.old\`)`)
     }
-    identity = Identity.generate()
+    identity = generateIdentity()
     await saveIdentity(dataDir, identity)
     created = true
   }

@@ -13,7 +13,8 @@ import { constants } from 'node:fs'
 import { chmod, mkdir, open, readFile, readdir, rename, rm, stat, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { PeerId } from '@libp2p/interface'
-import { CID, SHA2_256, cidMatches, cidOfRaw, cidOfValue, decodeCanonical, randomNonce } from '../../crypto/index.js'
+import { CID, SHA2_256, cidMatches, cidOfRaw, cidOfValue, decodeCanonical } from '../../crypto/index.js'
+import { randomNonce } from '../random.js'
 
 export type BlobErrorCode = 'NOT_FOUND' | 'CORRUPT' | 'TOO_LARGE' | 'NOT_A_FILE' | 'IO'
 

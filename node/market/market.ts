@@ -6,7 +6,8 @@
  * routes of the local API.
  */
 import { join } from 'node:path'
-import { randomNonce, type CID, type Signer } from '../../crypto/index.js'
+import { type CID, type Signer } from '../../crypto/index.js'
+import { randomNonce } from '../random.js'
 import {
   EVIDENCE_TOPIC, MessageRejectedError, defaultMarketParams, openRoundRequest, providerTopics, sealMessage,
   type JobRequest, type MarketParams, type Scheduler, type KnownProviders, type OpenedMessage, type SealedMessage

@@ -7,7 +7,7 @@
  * daemon marks it interrupted at its next start).
  */
 import { join } from 'node:path'
-import { loadIdentity } from '../../crypto/index.js'
+import { loadIdentity } from '../keystore.js'
 import { openMessage } from '../../protocol/index.js'
 import { inspectDataDir, missingDatabase } from '../data-dir.js'
 import { damagedCount } from '../store-check.js'

@@ -1,94 +1,40 @@
 /**
- * The dependency rules of DESIGN §1, checked on source text: imports flow inward
- * (cli → bootstrap → node → protocol → crypto; simulations → protocol, crypto), and protocol/ and
- * simulations/ stay pure and deterministic (no I/O, no wall clock, no timers, no unseeded randomness).
- * cli/ is the outermost layer (it starts the bootstrap role, so it cannot live inside node/).
+ * A throw-away copy of the pure-folder set-up (tsconfig.pure.json, each folder's tsconfig.json,
+ * scripts/purity/pure-globals.d.ts) with the source files a test writes, for scripts/purity to check.
+ * Its node_modules links the project's packages and adds `needs-node`, a package whose types
+ * reference Node, as a pure folder must not import.
  */
-export interface SourceFile { path: string, text: string }
-export interface Violation { path: string, line: number, rule: string, found: string }
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 
-const PURE_DIRS = ['protocol/', 'simulations/']
+// dist/test/helpers → repository root
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..')
 
-/** Code with comments blanked out (strings kept), so documentation may mention Date.now(). */
-export function stripComments (text: string): string {
-  let out = ''
-  let i = 0
-  let quote: string | undefined
-  while (i < text.length) {
-    const c = text[i] as string
-    const next = text[i + 1]
-    if (quote !== undefined) {
-      out += c
-      if (c === '\\') { out += next ?? ''; i += 2; continue }
-      if (c === quote) quote = undefined
-      i++
-    } else if (c === '/' && next === '/') {
-      while (i < text.length && text[i] !== '\n') i++
-    } else if (c === '/' && next === '*') {
-      const end = text.indexOf('*/', i + 2)
-      const stop = end === -1 ? text.length : end + 2
-      out += text.slice(i, stop).replace(/[^\n]/g, ' ')
-      i = stop
-    } else {
-      if (c === '\'' || c === '"' || c === '`') quote = c
-      out += c
-      i++
-    }
+export interface PureTree {
+  readonly root: string
+  write (path: string, text: string): void
+  remove (): void
+}
+
+export function pureTree (): PureTree {
+  const root = mkdtempSync(join(tmpdir(), 'gpumesh-purity-'))
+  const write = (path: string, text: string): void => {
+    mkdirSync(dirname(join(root, path)), { recursive: true })
+    writeFileSync(join(root, path), text)
   }
-  return out
-}
-
-const IMPORT = /\b(?:import|export)\s[^'"`;]*?from\s*['"]([^'"]+)['"]|\bimport\s*\(\s*['"]([^'"]+)['"]|\bimport\s+['"]([^'"]+)['"]|\brequire\s*\(\s*['"]([^'"]+)['"]/g
-
-const NODE_BUILTINS = new Set(['fs', 'fs/promises', 'net', 'http', 'https', 'http2', 'dgram', 'dns', 'os', 'child_process', 'cluster', 'worker_threads', 'tls', 'readline', 'process', 'perf_hooks', 'timers', 'timers/promises', 'vm'])
-
-/** Calls that read the wall clock, schedule work or draw unseeded randomness. */
-const IMPURE_CALLS: Array<[RegExp, string]> = [
-  [/\bDate\.now\s*\(/, 'Date.now()'],
-  [/\bnew\s+Date\s*\(\s*\)/, 'new Date()'],
-  [/\bperformance\.now\s*\(/, 'performance.now()'],
-  [/\bprocess\.(hrtime|env|argv|uptime)\b/, 'process state'],
-  [/\bMath\.random\s*\(/, 'Math.random()'],
-  [/\b(setTimeout|setInterval|setImmediate|queueMicrotask)\s*\(/, 'timer'],
-  [/\b(getRandomValues|randomBytes|randomUUID|randomInt|randomNonce)\s*\(/, 'random source'],
-  [/\bIdentity\.generate\s*\(/, 'random key generation']
-]
-
-function lineOf (text: string, index: number): number {
-  return text.slice(0, index).split('\n').length
-}
-
-function importRule (path: string, specifier: string): string | undefined {
-  const pure = PURE_DIRS.some((dir) => path.startsWith(dir))
-  const target = specifier.replace(/^(\.\.\/)+/, '')
-  const relativeUp = specifier.startsWith('../')
-  if (path.startsWith('crypto/') && relativeUp && /^(protocol|node|bootstrap|simulations|cli)\//.test(target)) return 'crypto/ is a leaf'
-  if (path.startsWith('node/') && relativeUp && /^(bootstrap|cli|simulations)\//.test(target)) return `node/ must not import ${target.split('/')[0]}/`
-  if (path.startsWith('bootstrap/') && relativeUp && /^(cli|simulations)\//.test(target)) return `bootstrap/ must not import ${target.split('/')[0]}/`
-  if (!pure) return undefined
-  if (relativeUp && /^(node|bootstrap|cli)\//.test(target)) return `${path.split('/')[0]}/ must not import ${target.split('/')[0]}/`
-  if (path.startsWith('protocol/') && relativeUp && target.startsWith('simulations/')) return 'protocol/ must not import simulations/'
-  if (/^(libp2p|@libp2p\/|@chainsafe\/|level|classic-level)/.test(specifier)) return `${path.split('/')[0]}/ must not import libp2p or storage`
-  const builtin = specifier.replace(/^node:/, '')
-  if (specifier.startsWith('node:') || NODE_BUILTINS.has(builtin)) return `${path.split('/')[0]}/ must not import Node built-ins`
-  return undefined
-}
-
-export function findViolations (files: SourceFile[]): Violation[] {
-  const violations: Violation[] = []
-  for (const file of files) {
-    const code = stripComments(file.text)
-    for (const match of code.matchAll(IMPORT)) {
-      const specifier = match[1] ?? match[2] ?? match[3] ?? match[4] ?? ''
-      const rule = importRule(file.path, specifier)
-      if (rule !== undefined) violations.push({ path: file.path, line: lineOf(code, match.index ?? 0), rule, found: specifier })
-    }
-    if (!PURE_DIRS.some((dir) => file.path.startsWith(dir))) continue
-    code.split('\n').forEach((line, i) => {
-      for (const [pattern, what] of IMPURE_CALLS) {
-        if (pattern.test(line)) violations.push({ path: file.path, line: i + 1, rule: `${file.path.split('/')[0]}/ must be deterministic`, found: what })
-      }
-    })
+  write('package.json', JSON.stringify({ name: 'purity-fixture', private: true, type: 'module' }))
+  cpSync(join(ROOT, 'tsconfig.pure.json'), join(root, 'tsconfig.pure.json'))
+  cpSync(join(ROOT, 'scripts', 'purity', 'pure-globals.d.ts'), join(root, 'scripts', 'purity', 'pure-globals.d.ts'))
+  for (const layer of ['crypto', 'protocol', 'simulations']) cpSync(join(ROOT, layer, 'tsconfig.json'), join(root, layer, 'tsconfig.json'))
+  mkdirSync(join(root, 'node_modules'))
+  for (const name of ['multiformats', '@types']) {
+    mkdirSync(dirname(join(root, 'node_modules', name)), { recursive: true })
+    symlinkSync(join(ROOT, 'node_modules', name), join(root, 'node_modules', name))
   }
-  return violations
+  write('node_modules/needs-node/package.json', JSON.stringify({ name: 'needs-node', version: '1.0.0', type: 'module', types: 'index.d.ts', main: 'index.js' }))
+  write('node_modules/needs-node/index.d.ts', '/// <reference types="node" />\nexport declare function readIt (): Buffer\n')
+  write('node_modules/needs-node/index.js', "export function readIt () { return Buffer.from('') }\n")
+  return { root, write, remove: () => rmSync(root, { recursive: true, force: true }) }
 }

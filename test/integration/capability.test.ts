@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { lpStream } from '@libp2p/utils'
-import { Identity } from '../../crypto/index.js'
+import { generateIdentity } from '../../node/random.js'
 import { PROTOCOLS, RejectReason, sealMessage, type CapabilityAd } from '../../protocol/index.js'
 import type { Daemon } from '../../node/daemon.js'
 import { CapabilityFetchError } from '../../node/services/capability.js'
@@ -58,7 +58,7 @@ describe('/gpumesh/capability/1.0.0 against misbehaving peers (in-process)', fun
   })
 
   it('an ad signed by someone else is refused (WRONG_SIGNER)', async () => {
-    liarServes(sealMessage(Identity.generate(), 'capability-ad', validAd()).bytes)
+    liarServes(sealMessage(generateIdentity(), 'capability-ad', validAd()).bytes)
     assert.equal((await fetchError()).code, 'WRONG_SIGNER')
   })
 

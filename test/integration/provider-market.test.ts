@@ -13,7 +13,8 @@ import { yamux } from '@chainsafe/libp2p-yamux'
 import { privateKeyFromProtobuf } from '@libp2p/crypto/keys'
 import { memory } from '@libp2p/memory'
 import { plaintext } from '@libp2p/plaintext'
-import { Identity, decodeCanonical, randomNonce, type CID } from '../../crypto/index.js'
+import { Identity, decodeCanonical, type CID } from '../../crypto/index.js'
+import { randomNonce, generateIdentity } from '../../node/random.js'
 import {
   EVIDENCE_TOPIC, chargeFor, jobTopics, marketTopic, openMessage, providerTopics, sealMessage,
   type JobRequest, type Kind, type OpenedMessage, type SealedMessage
@@ -101,8 +102,8 @@ class Reader {
 describe('the provider market (two bare nodes, the requester played by hand)', function () {
   this.timeout(60_000)
   let root: string
-  const requesterId = Identity.generate()
-  const providerId = Identity.generate()
+  const requesterId = generateIdentity()
+  const providerId = generateIdentity()
   let requester: GpumeshLibp2p
   let provider: GpumeshLibp2p
   let requesterBlobs: BlobStore

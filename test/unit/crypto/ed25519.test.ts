@@ -2,8 +2,16 @@ import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import fc from 'fast-check'
 import * as ed from '@noble/ed25519'
-import { NativeEd25519, NobleEd25519, defaultEd25519, isStrictPublicKey, nativeEd25519Available } from '../../../crypto/index.js'
+import { execFileSync } from 'node:child_process'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js'
+import { NobleEd25519, defaultEd25519, isStrictPublicKey, sha256 } from '../../../crypto/index.js'
+import { NativeEd25519, nativeEd25519Available } from '../../../node/ed25519-native.js'
 import { ed25519Compliance, flipBit, messageArb, seedArb } from './ed25519-compliance.js'
+
+// dist/test/unit/crypto → repository root
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..')
 
 describe('crypto/ed25519', () => {
   describe('NativeEd25519 (node:crypto)', () => {
@@ -149,7 +157,7 @@ describe('crypto/ed25519', () => {
       assert.equal(nativeEd25519Available(), true)
     })
 
-    it('picks the native implementation', () => {
+    it('is the native implementation once node/ has started (node/polyfill.js, loaded by the test runner)', () => {
       const ed = defaultEd25519()
       assert.ok(ed instanceof NativeEd25519)
       assert.equal(ed.name, 'node:crypto')
@@ -157,6 +165,22 @@ describe('crypto/ed25519', () => {
 
     it('returns the same instance every time', () => {
       assert.equal(defaultEd25519(), defaultEd25519())
+    })
+
+    it('is the portable @noble implementation, and SHA-256 the pure one, when crypto/ is loaded without node/', () => {
+      // a fresh process that loads only dist/crypto: nothing has installed the native paths there
+      const script = "const c = await import('./dist/crypto/index.js'); " +
+        "console.log(c.defaultEd25519().name + ' ' + Buffer.from(c.sha256(new Uint8Array([97, 98, 99]))).toString('hex'))"
+      const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8' }).trim()
+      assert.equal(out, '@noble/ed25519 ' + createHash('sha256').update('abc').digest('hex'))
+    })
+
+    it('gives the same digests from the native and the pure SHA-256', () => {
+      fc.assert(fc.property(fc.uint8Array({ maxLength: 300 }), (bytes) => {
+        const pure = Buffer.from(nobleSha256(bytes)).toString('hex')
+        assert.equal(Buffer.from(sha256(bytes)).toString('hex'), pure)
+        assert.equal(createHash('sha256').update(bytes).digest('hex'), pure)
+      }))
     })
   })
 })

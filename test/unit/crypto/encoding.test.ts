@@ -7,8 +7,9 @@ import { identity as identityHash } from 'multiformats/hashes/identity'
 import { sha256 as multiformatsSha256, sha512 as multiformatsSha512 } from 'multiformats/hashes/sha2'
 import {
   BoundedCache, CborError, DAG_CBOR_CODEC, RAW_CODEC, SHA2_256, bytesEqual, cidMatches, cidOfCborBytes, cidOfRaw, cidOfValue,
-  decodeCanonical, decodeVarint, encodeCanonical, encodeVarint, randomNonce, sha256, type CborErrorCode
+  decodeCanonical, decodeVarint, encodeCanonical, encodeVarint, sha256, type CborErrorCode
 } from '../../../crypto/index.js'
+import { randomNonce } from '../../../node/random.js'
 import { toHex } from '../../fixtures/rfc8032-vectors.js'
 
 function bytes (...values: number[]): Uint8Array {

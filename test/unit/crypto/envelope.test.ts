@@ -4,9 +4,11 @@ import { generateKeyPair } from '@libp2p/crypto/keys'
 import type { PrivateKey, Record } from '@libp2p/interface'
 import { RecordEnvelope } from '@libp2p/peer-record'
 import {
-  EnvelopeError, Identity, bytesEqual, NativeEd25519, NobleEd25519, decodeEnvelope, encodeEnvelope, encodeVarint, openEnvelope,
+  EnvelopeError, Identity, bytesEqual, NobleEd25519, decodeEnvelope, encodeEnvelope, encodeVarint, openEnvelope,
   peerIdFromPublicKey, sealEnvelope, signedBytes, verifyEnvelope, type EnvelopeErrorCode
 } from '../../../crypto/index.js'
+import { NativeEd25519 } from '../../../node/ed25519-native.js'
+import { generateIdentity } from '../../../node/random.js'
 import { toHex } from '../../fixtures/rfc8032-vectors.js'
 
 const DOMAIN = 'gpumesh'
@@ -120,7 +122,7 @@ describe('crypto/envelope', () => {
 
     it('a signature moved to another signer → ENVELOPE_BAD_SIGNATURE', () => {
       const envelope = decodeEnvelope(sealed)
-      const stolen = encodeEnvelope({ ...envelope, publicKey: Identity.generate().publicKey })
+      const stolen = encodeEnvelope({ ...envelope, publicKey: generateIdentity().publicKey })
       expectEnvelopeError('ENVELOPE_BAD_SIGNATURE', () => openEnvelope(stolen, DOMAIN))
     })
 

@@ -3,9 +3,10 @@ import fc from 'fast-check'
 import { generateKeyPair, generateKeyPairFromSeed, privateKeyFromProtobuf, privateKeyToProtobuf, publicKeyFromRaw } from '@libp2p/crypto/keys'
 import { peerIdFromPrivateKey, peerIdFromPublicKey as libp2pPeerIdFromPublicKey, peerIdFromString } from '@libp2p/peer-id'
 import {
-  Identity, InvalidKeyError, NativeEd25519, NobleEd25519, PRIVATE_KEY_PROTOBUF_BYTES,
-  isPeerId, peerIdFromPublicKey, publicKeyFromPeerId, publicKeyToProtobuf
+  Identity, InvalidKeyError, NobleEd25519, PRIVATE_KEY_PROTOBUF_BYTES, isPeerId, peerIdFromPublicKey, publicKeyFromPeerId, publicKeyToProtobuf
 } from '../../../crypto/index.js'
+import { NativeEd25519 } from '../../../node/ed25519-native.js'
+import { generateIdentity } from '../../../node/random.js'
 import { RFC8032_VECTORS, fromHex, toHex } from '../../fixtures/rfc8032-vectors.js'
 
 const seedArb = fc.uint8Array({ minLength: 32, maxLength: 32 })
@@ -13,8 +14,8 @@ const seedArb = fc.uint8Array({ minLength: 32, maxLength: 32 })
 describe('crypto/identity', () => {
   describe('Identity', () => {
     it('generates a fresh Ed25519 identity with a 12D3KooW peer id', () => {
-      const a = Identity.generate()
-      const b = Identity.generate()
+      const a = generateIdentity()
+      const b = generateIdentity()
       assert.equal(a.publicKey.byteLength, 32)
       assert.match(a.peerId, /^12D3KooW[1-9A-HJ-NP-Za-km-z]{44}$/)
       assert.notEqual(a.peerId, b.peerId)
@@ -53,7 +54,7 @@ describe('crypto/identity', () => {
     })
 
     it('loads with the implementation it is given', () => {
-      const identity = Identity.generate()
+      const identity = generateIdentity()
       const noble = new NobleEd25519()
       const again = Identity.fromProtobuf(identity.toProtobuf(), noble)
       assert.equal(again.ed25519, noble)

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
-import { NativeEd25519, NobleEd25519, type Ed25519 } from '../../../crypto/index.js'
+import { NobleEd25519, type Ed25519 } from '../../../crypto/index.js'
+import { NativeEd25519 } from '../../../node/ed25519-native.js'
 
 // The eight small-order points of edwards25519 (canonical encodings). For such a public key A, the
 // "signature" R = identity, S = 0 satisfies the cofactorless equation for every message, so a lenient

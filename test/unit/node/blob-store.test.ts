@@ -3,7 +3,8 @@ import { execFileSync } from 'node:child_process'
 import { mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { CID, DAG_CBOR_CODEC, RAW_CODEC, cidOfRaw, randomNonce } from '../../../crypto/index.js'
+import { CID, DAG_CBOR_CODEC, RAW_CODEC, cidOfRaw } from '../../../crypto/index.js'
+import { randomNonce } from '../../../node/random.js'
 import { BlobError, BlobStore } from '../../../node/blobs/store.js'
 
 async function code (work: Promise<unknown>): Promise<string> {

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Identity, saveIdentity } from '../../../crypto/index.js'
+import { saveIdentity } from '../../../node/keystore.js'
+import { generateIdentity } from '../../../node/random.js'
 import { DataDirError, MARKER_FILE, dataDirIdentity, inspectDataDir, openDataDir, readMarker, writeMarker, type DataDirErrorCode } from '../../../node/data-dir.js'
 import { StorageError } from '../../../node/storage.js'
 
@@ -33,7 +34,7 @@ describe('the data dir (node/data-dir.ts)', () => {
   })
 
   it('never makes a new identity where the marker names one, and leaves no key behind', async () => {
-    await writeMarker(dir, Identity.generate().peerId, 1_000)
+    await writeMarker(dir, generateIdentity().peerId, 1_000)
     await rejectsWith('IDENTITY_MISSING', /identity key is missing, but this data dir holds the records of 12D3KooW.*Restore identity\.key from a backup/, async () => await openDataDir(dir))
     await rejectsWith('IDENTITY_MISSING', /refusing to make a new identity/, async () => await dataDirIdentity(dir))
     assert.deepEqual(await readdir(dir), [MARKER_FILE])
@@ -48,19 +49,19 @@ describe('the data dir (node/data-dir.ts)', () => {
   it('nor where only the journal is left (marker and database gone)', async () => {
     await writeFile(join(dir, 'journal.log'), 'a line\n')
     await rejectsWith('IDENTITY_MISSING', /records of an earlier identity/, async () => await openDataDir(dir))
-    await saveIdentity(dir, Identity.generate())
+    await saveIdentity(dir, generateIdentity())
     await rejectsWith('STORE_MISSING', /the database is missing \(no db\/\) in a data dir in use \(the journal holds records\)/, async () => await openDataDir(dir))
   })
 
   it('refuses a key of another peer id than the marker\'s', async () => {
-    const mine = Identity.generate()
+    const mine = generateIdentity()
     await writeMarker(dir, mine.peerId, 1_000)
-    await saveIdentity(dir, Identity.generate())
+    await saveIdentity(dir, generateIdentity())
     await rejectsWith('IDENTITY_MISMATCH', new RegExp(`holds the records of ${mine.peerId}`), async () => await openDataDir(dir))
   })
 
   it('refuses a used data dir whose database is gone, all of it or its CURRENT file', async () => {
-    const identity = Identity.generate()
+    const identity = generateIdentity()
     await saveIdentity(dir, identity)
     await writeMarker(dir, identity.peerId, Date.UTC(2026, 0, 2))
     await rejectsWith('STORE_MISSING', /the database is missing \(no db\/\) in a data dir in use since 2026-01-02T00:00:00\.000Z .*gpumesh repair --data-dir/, async () => await openDataDir(dir))

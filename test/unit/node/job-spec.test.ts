@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { cidOfRaw } from '../../../crypto/index.js'
+import { generateIdentity } from '../../../node/random.js'
 import {
   JobSpecError, buildJobRequest, checkInputFiles, normaliseJobSpec, parseDuration, parseJobFile, readJobFile,
   requestLifetimeMs, validateJobSpec, type JobSpec, type JobSpecFields
@@ -199,7 +200,7 @@ describe('job spec (node/market/job-spec.ts)', () => {
     assert.deepEqual(request.resources, { gpus: 2, minVramGB: 40, models: ['h100'], cpuCores: 0, memoryMiB: 0, diskMiB: 0 })
     assert.equal(request.label, 'l')
     assert.equal(request.workload.inputs[0]?.cid.toString(), cidOfRaw(bytes).toString())
-    sealMessage(Identity.generate(), 'job-request', request)
+    sealMessage(generateIdentity(), 'job-request', request)
   })
 
   it('the request lifetime is capped at 7 days', () => {

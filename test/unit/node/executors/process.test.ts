@@ -3,7 +3,7 @@ import { chmod, chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises
 import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { loadOrCreateIdentity } from '../../../../crypto/index.js'
+import { loadOrCreateIdentity } from '../../../../node/keystore.js'
 import { ensureApiToken } from '../../../../node/api/credentials.js'
 import { collectOutputs } from '../../../../node/executors/jobfs.js'
 import { bwrapAvailable, DEFAULT_ENV_ALLOWLIST, prlimitPath, ProcessExecutor, safeRelative } from '../../../../node/executors/process.js'

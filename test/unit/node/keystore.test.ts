@@ -3,10 +3,11 @@ import { randomBytes } from 'node:crypto'
 import { chmod, mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { NobleEd25519 } from '../../../crypto/index.js'
 import {
-  IDENTITY_FILE, Identity, KeyFileError, NobleEd25519, identityPath, loadIdentity, loadOrCreateIdentity, saveIdentity,
-  type KeyFileErrorCode
-} from '../../../crypto/index.js'
+  IDENTITY_FILE, KeyFileError, identityPath, loadIdentity, loadOrCreateIdentity, saveIdentity, type KeyFileErrorCode
+} from '../../../node/keystore.js'
+import { generateIdentity } from '../../../node/random.js'
 
 async function rejectsWith (code: KeyFileErrorCode, path: string, run: () => Promise<unknown>): Promise<void> {
   await assert.rejects(run, (err: unknown) => {
@@ -22,7 +23,7 @@ async function mode (path: string): Promise<number> {
   return (await stat(path)).mode & 0o777
 }
 
-describe('crypto/keystore', () => {
+describe('node/keystore', () => {
   let root: string
   let dataDir: string
   let keyPath: string
@@ -50,7 +51,7 @@ describe('crypto/keystore', () => {
   })
 
   it('saves and loads the same identity', async () => {
-    const identity = Identity.generate()
+    const identity = generateIdentity()
     const path = await saveIdentity(dataDir, identity)
     assert.equal(path, keyPath)
     const loaded = await loadIdentity(dataDir)
@@ -61,13 +62,13 @@ describe('crypto/keystore', () => {
   })
 
   it('writes libp2p protobuf private-key bytes', async () => {
-    const identity = Identity.generate()
+    const identity = generateIdentity()
     await saveIdentity(dataDir, identity)
     assert.deepEqual(new Uint8Array(await readFile(keyPath)), identity.toProtobuf())
   })
 
   it('loads with the implementation it is given', async () => {
-    const identity = Identity.generate()
+    const identity = generateIdentity()
     await saveIdentity(dataDir, identity)
     const noble = new NobleEd25519()
     const loaded = await loadIdentity(dataDir, noble)
@@ -76,28 +77,28 @@ describe('crypto/keystore', () => {
   })
 
   it('writes the key file with mode 0600', async () => {
-    await saveIdentity(dataDir, Identity.generate())
+    await saveIdentity(dataDir, generateIdentity())
     assert.equal(await mode(keyPath), 0o600)
     assert.ok((await stat(keyPath)).isFile())
   })
 
   it('creates a missing data dir (and parents) private to the owner', async () => {
     const nested = join(root, 'a', 'b', 'c')
-    await saveIdentity(nested, Identity.generate())
+    await saveIdentity(nested, generateIdentity())
     assert.equal(await mode(join(root, 'a', 'b', 'c')), 0o700)
     assert.equal(await mode(join(nested, IDENTITY_FILE)), 0o600)
   })
 
   it('leaves no temporary files behind', async () => {
-    await saveIdentity(dataDir, Identity.generate())
+    await saveIdentity(dataDir, generateIdentity())
     assert.deepEqual(await readdir(dataDir), [IDENTITY_FILE])
   })
 
   it('refuses to overwrite an existing key (KEY_FILE_EXISTS) and leaves it unchanged', async () => {
-    const first = Identity.generate()
+    const first = generateIdentity()
     await saveIdentity(dataDir, first)
     const before = await readFile(keyPath)
-    await rejectsWith('KEY_FILE_EXISTS', keyPath, async () => await saveIdentity(dataDir, Identity.generate()))
+    await rejectsWith('KEY_FILE_EXISTS', keyPath, async () => await saveIdentity(dataDir, generateIdentity()))
     assert.deepEqual(await readFile(keyPath), before)
     assert.equal(await mode(keyPath), 0o600)
     assert.deepEqual(await readdir(dataDir), [IDENTITY_FILE])
@@ -107,7 +108,7 @@ describe('crypto/keystore', () => {
   it('refuses to overwrite even a corrupt key file', async () => {
     const garbage = Uint8Array.from([1, 2, 3])
     await plantKeyFile(garbage)
-    await rejectsWith('KEY_FILE_EXISTS', keyPath, async () => await saveIdentity(dataDir, Identity.generate()))
+    await rejectsWith('KEY_FILE_EXISTS', keyPath, async () => await saveIdentity(dataDir, generateIdentity()))
     assert.deepEqual(new Uint8Array(await readFile(keyPath)), garbage)
   })
 
@@ -126,7 +127,7 @@ describe('crypto/keystore', () => {
       ? `KEY_FILE_PERMISSIONS for mode ${tooOpen.toString(8)}, file untouched`
       : `accepts owner-only mode ${tooOpen.toString(8)}`
     it(title, async () => {
-      const identity = Identity.generate()
+      const identity = generateIdentity()
       await saveIdentity(dataDir, identity)
       await chmod(keyPath, tooOpen)
       const before = await readFile(keyPath)
@@ -142,7 +143,7 @@ describe('crypto/keystore', () => {
   }
 
   it('KEY_FILE_PERMISSIONS names the mode and the fix', async () => {
-    await saveIdentity(dataDir, Identity.generate())
+    await saveIdentity(dataDir, generateIdentity())
     await chmod(keyPath, 0o644)
     await assert.rejects(loadIdentity(dataDir), (err: unknown) => {
       assert.ok(err instanceof KeyFileError)
@@ -153,7 +154,7 @@ describe('crypto/keystore', () => {
   })
 
   describe('KEY_FILE_CORRUPT, and the file is left untouched', () => {
-    const valid = (): Uint8Array => Identity.generate().toProtobuf()
+    const valid = (): Uint8Array => generateIdentity().toProtobuf()
 
     const cases: Array<[string, () => Uint8Array]> = [
       ['an empty file', () => new Uint8Array(0)],
@@ -169,7 +170,7 @@ describe('crypto/keystore', () => {
       }],
       ['a public half from another key', () => {
         const bytes = valid()
-        bytes.set(Identity.generate().publicKey, 36)
+        bytes.set(generateIdentity().publicKey, 36)
         return bytes
       }],
       ['another key type', () => {
@@ -219,7 +220,7 @@ describe('crypto/keystore', () => {
     })
 
     it('loads an identity saved by saveIdentity', async () => {
-      const identity = Identity.generate()
+      const identity = generateIdentity()
       await saveIdentity(dataDir, identity)
       const loaded = await loadOrCreateIdentity(dataDir)
       assert.equal(loaded.created, false)

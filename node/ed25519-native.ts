@@ -1,7 +1,5 @@
 import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto'
-import { checkSeed, wellFormed, type Ed25519 } from './ed25519.js'
-import { BoundedCache } from './bounded-cache.js'
-import { isStrictPublicKey } from './ed25519-noble.js'
+import { BoundedCache, checkSeed, isStrictPublicKey, wellFormed, type Ed25519 } from '../crypto/index.js'
 
 // DER prefixes that wrap a raw Ed25519 key into SPKI / PKCS#8 (RFC 8410).
 const SPKI_PREFIX = Uint8Array.from([0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00])
@@ -14,7 +12,10 @@ function concat (a: Uint8Array, b: Uint8Array): Buffer {
   return Buffer.concat([a, b])
 }
 
-/** Ed25519 on OpenSSL through `node:crypto` (≈10× faster than the pure-JS implementation). */
+/**
+ * Ed25519 on OpenSSL through `node:crypto` (≈10× faster than the pure-JS implementation). It lives in
+ * node/ because crypto/ must stay portable; `useNativeCrypto()` (native-crypto.ts) makes it the default.
+ */
 export class NativeEd25519 implements Ed25519 {
   readonly name = 'node:crypto'
   /** Imported keys; `null` marks a key refused as small-order or non-canonical. */

@@ -6,9 +6,22 @@
 import { constants } from 'node:fs'
 import { link, mkdir, open, readFile, stat, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { Ed25519 } from './ed25519.js'
-import { InvalidKeyError, KeyFileError } from './errors.js'
-import { Identity } from './identity.js'
+import { Identity, InvalidKeyError, type Ed25519 } from '../crypto/index.js'
+import { generateIdentity } from './random.js'
+
+export type KeyFileErrorCode =
+  | 'KEY_FILE_MISSING'
+  | 'KEY_FILE_CORRUPT'
+  | 'KEY_FILE_PERMISSIONS'
+  | 'KEY_FILE_EXISTS'
+
+/** The identity key file cannot be used. gpumesh never replaces a bad key file silently. */
+export class KeyFileError extends Error {
+  override readonly name = 'KeyFileError'
+  constructor (readonly code: KeyFileErrorCode, readonly path: string, message: string) {
+    super(`${message} (${path})`)
+  }
+}
 
 export const IDENTITY_FILE = 'identity.key'
 const KEY_FILE_MODE = 0o600
@@ -77,7 +90,7 @@ export async function loadOrCreateIdentity (dataDir: string, ed25519?: Ed25519):
   } catch (err) {
     if (!(err instanceof KeyFileError) || err.code !== 'KEY_FILE_MISSING') throw err
   }
-  const identity = Identity.generate(ed25519)
+  const identity = generateIdentity(ed25519)
   await saveIdentity(dataDir, identity)
   return { identity, created: true }
 }
