@@ -76,8 +76,8 @@ type OfferLifecycleEffect =
 export type OfferEffect = OfferLifecycleEffect & { bid: string, job: string }
 
 export type ProviderAgentEffect =
-  /** Seal and publish a bid on `job` for `round` on the decision's terms, valid until `expiresAt`; answer with `bid-sealed`. */
-  | { type: 'send-bid', job: string, round: number, decision: Extract<BidDecision, { kind: 'bid' }>, closesAt: number, expiresAt: number }
+  /** Seal and publish a bid on `job` (`request`: the job as the shell passed it in) for `round` on the decision's terms, valid until `expiresAt`; answer with `bid-sealed`. */
+  | { type: 'send-bid', job: string, round: number, request: AgentJob, decision: Extract<BidDecision, { kind: 'bid' }>, closesAt: number, expiresAt: number }
   /** Refuse the award (abort the exec stream). */
   | { type: 'refuse-award', award: string, reason: AwardRefusal, message: string }
   /** The award was taken on for the bid: bind the exec stream to it and keep the award as evidence. */

@@ -225,7 +225,7 @@ export class ProviderAgent {
       if (silent) return this.note('debug', 'staying silent: enough better bids seen', { job: id, round: p.round })
     }
     this.sealing.set(k, p)
-    this.out.push({ type: 'send-bid', job: id, round: p.round, decision: p.decision, closesAt: p.closesAt, expiresAt: p.closesAt + this.params.bidGraceMs })
+    this.out.push({ type: 'send-bid', job: id, round: p.round, request: p.job, decision: p.decision, closesAt: p.closesAt, expiresAt: p.closesAt + this.params.bidGraceMs })
   }
 
   /** The shell signed the bid: track it as an offer (before it is published, so an award that comes back at once finds it). */
