@@ -234,7 +234,7 @@ export class ProviderAgent {
     const p = this.sealing.get(k)
     if (p === undefined) return this.note('warn', 'a sealed bid that was not asked for', { job, round, bid })
     this.sealing.delete(k)
-    const init = startProviderJob({ job, requester: p.job.signer, bid, gpus: p.job.payload.resources.gpus, offerExpiresAt: expiresAt }, this.now)
+    const init = startProviderJob({ job, requester: p.job.signer, bid, gpus: p.job.payload.resources.gpus, offerExpiresAt: expiresAt, heartbeatsPerLease: this.params.heartbeatsPerLease }, this.now)
     const offer: Offer = { job: p.job, id: job, round, bid, bidGpus: p.decision.gpus, ask: p.decision.price, state: init.state, displaces: [], payment: { seq: 0, cumulative: 0, gpuSeconds: 0 } }
     this.live.set(bid, offer)
     this.out.push({ type: 'offer-updated', bid, job })

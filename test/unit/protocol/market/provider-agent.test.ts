@@ -501,6 +501,13 @@ describe('market/provider-agent', () => {
       assert.ok(has(h.tick(NOW + every), 'heartbeat', (e) => e.bid === a.bid))
     })
 
+    it('takes heartbeats per lease from the params', () => {
+      const h = new Harness(createMarketParams({ heartbeatsPerLease: 5 }), false)
+      const a = h.accepted(makeJob())
+      assert.equal(h.wake, NOW + 6_000)
+      assert.ok(has(h.tick(NOW + 6_000), 'heartbeat', (e) => e.bid === a.bid))
+    })
+
     it('a tick with nothing due does nothing', () => {
       const h = new Harness(defaultMarketParams, false)
       assert.deepEqual(h.tick(NOW + 1), [])
