@@ -80,7 +80,8 @@ export class ProviderJobs {
       case 'fetch-inputs': return this.spawn(offer, this.fetchInputs(offer))
       case 'start-job': return this.spawn(offer, this.startJob(offer))
       case 'heartbeat': return this.sendStatus(offer, effect.state, effect.gpuSeconds, effect.seq, effect.message)
-      case 'notify-preemption': return this.sendStatus(offer, 'preempted', effect.gpuSeconds, 0, effect.message)
+      // dated when the agent gave the notice: the work stops `noticeMs` after that, whenever this is signed
+      case 'notify-preemption': return this.sendStatus(offer, 'preempted', effect.gpuSeconds, 0, effect.message, effect.at)
       case 'send-receipt': return await this.sendReceipt(offer, effect)
       case 'stop-work': return offer.work?.abort(new Error(`work stopped: ${effect.reason}`))
       case 'record-failure': {
@@ -193,10 +194,10 @@ export class ProviderJobs {
   }
 
   /** A job-status; its seq stays strictly increasing across heartbeats and extra notices. */
-  private sendStatus (offer: Offer, state: JobState, gpuSeconds: number, seq: number, message: string | undefined): void {
+  private sendStatus (offer: Offer, state: JobState, gpuSeconds: number, seq: number, message: string | undefined, at = this.now()): void {
     if (offer.award === undefined) return
     offer.statusSeq = Math.max(seq, offer.statusSeq + 1)
-    const status = sealStatus(this.options.signer, this.ref(offer), offer.statusSeq, state, gpuSeconds, message, this.now())
+    const status = sealStatus(this.options.signer, this.ref(offer), offer.statusSeq, state, gpuSeconds, message, at)
     offer.evidence['last-status'] = status.bytes
     // periodic heartbeats repeat their state: keep only the changes
     if (state !== offer.lastState) this.keepEnvelope(offer, status, 'last-status')

@@ -67,8 +67,8 @@ type OfferLifecycleEffect =
   | Exclude<ProviderEffect, { type: 'review-award' | 'wake' | 'ignored' | 'heartbeat' | 'notify-preemption' | 'start-job' }>
   /** A job-status; `message`: the note of a final status. */
   | { type: 'heartbeat', seq: number, state: JobState, gpuSeconds: number, message?: string }
-  /** A `preempted` status with the notice, out of the heartbeat sequence. */
-  | { type: 'notify-preemption', noticeMs: number, gpuSeconds: number, message: string }
+  /** A `preempted` status with the notice, out of the heartbeat sequence; `at`: when the notice was given (the work stops at `at + noticeMs`). */
+  | { type: 'notify-preemption', noticeMs: number, gpuSeconds: number, message: string, at: number }
   /** Run the job now, on these GPUs (issued only when it may really start, early start included). */
   | { type: 'start-job', gpus: string[] }
 

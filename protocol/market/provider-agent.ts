@@ -387,7 +387,7 @@ export class ProviderAgent {
           break
         }
         case 'notify-preemption':
-          this.push({ ...effect, gpuSeconds: gpuSecondsSoFar(state, this.now), message: `preempted: ${effect.noticeMs} ms notice`, ...tag })
+          this.push({ ...effect, gpuSeconds: gpuSecondsSoFar(state, this.now), message: `preempted: ${effect.noticeMs} ms notice`, at: this.now, ...tag })
           break
         default: this.push({ ...effect, ...tag })
       }

@@ -396,6 +396,7 @@ describe('market/provider-agent', () => {
       assert.equal(notice?.bid, b.bid)
       assert.equal(notice?.noticeMs, defaultMarketParams.preemptNoticeMs)
       assert.equal(notice?.message, `preempted: ${defaultMarketParams.preemptNoticeMs} ms notice`)
+      assert.equal(notice?.at, NOW)
       assert.equal(find(awarded, 'respond-award')?.decision, 'accept')
       assert.ok(h.agent.hasPreempted(bronze.cid.toString()))
       // inputs are in, but the bronze job still holds the GPUs: no start while the preemption is pending
