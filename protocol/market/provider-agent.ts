@@ -14,6 +14,7 @@ import type { CapabilityAd } from '../messages/capability-ad.js'
 import type { PaymentCommitment } from '../messages/settlement.js'
 import type { AuctionBid } from './award.js'
 import { SeenBids } from './seen-bids.js'
+import { reviewAward, startNow } from './award-review.js'
 import { decideBid } from './bid-policy.js'
 import { bidWindowClosesAt } from './bid-window.js'
 import { bidDelayMs, shouldStaySilent } from './damping.js'
@@ -285,22 +286,15 @@ export class ProviderAgent {
 
   /** Re-check the award against the calendar and load now; commit the GPUs (and preempt) when it still fits. */
   private review (offer: Offer, price: number): void {
-    const ad = this.ad
-    const job = offer.job.payload
     const now = this.now
-    const decision = ad === undefined ? undefined : decideBid(job, { ad, allocations: this.allocations() }, now)
-    const reason = decision === undefined
-      ? 'this node no longer sells'
-      : decision.kind === 'decline'
-        ? `${decision.reason}: ${decision.detail}`
-        : price < offer.ask ? `the award pays ${price}, below the ask of ${offer.ask}` : undefined
-    if (decision?.kind !== 'bid' || reason !== undefined) {
-      this.note('info', 'declining an award', { job: offer.id, reason })
-      return this.feed(offer, { type: 'decline-award', ...(reason !== undefined ? { reason } : {}) })
+    const review = reviewAward(offer.id, offer.job.payload, this.ad, this.allocations(), offer.ask, price, now)
+    if (review.kind === 'decline') {
+      this.note('info', 'declining an award', { job: offer.id, reason: review.reason })
+      return this.feed(offer, { type: 'decline-award', reason: review.reason })
     }
     // committed now, before the acceptance is reduced, so a second award cannot take the same GPUs
-    offer.allocation = { job: offer.id, gpus: decision.gpus, tier: job.sla.tier, price, startedAt: decision.startBy, endsAt: decision.startBy + job.workload.maxRuntimeSec * 1000 }
-    const displaced = [...this.live.values()].filter((o) => o !== offer && o.allocation !== undefined && decision.preempts.includes(o.id))
+    offer.allocation = review.allocation
+    const displaced = [...this.live.values()].filter((o) => o !== offer && o.allocation !== undefined && review.decision.preempts.includes(o.id))
     offer.displaces = displaced.map((o) => o.bid)
     for (const [id, expiresAt] of this.preempted) if (expiresAt <= now) this.preempted.delete(id)
     for (const other of displaced) {
@@ -435,13 +429,10 @@ export class ProviderAgent {
   /** True when the job may start at `now`; moves its allocation when it starts early. */
   private mayStart (offer: Offer, now: number): boolean {
     const held = offer.allocation
-    if (held === undefined || held.startedAt <= now) return true
-    if (this.ad === undefined) return false
-    const job = offer.job.payload
-    const early = decideBid(job, { ad: this.ad, allocations: this.allocations().filter((a) => a !== held) }, now)
-    if (early.kind !== 'bid' || early.startBy > now || early.preempts.length > 0) return false
-    offer.allocation = { ...held, gpus: early.gpus, startedAt: now, endsAt: now + job.workload.maxRuntimeSec * 1000 }
-    return true
+    if (held === undefined) return true
+    const start = startNow(offer.job.payload, this.ad, held, this.allocations().filter((a) => a !== held), now)
+    if (start !== undefined) offer.allocation = start
+    return start !== undefined
   }
 
   /** Everything due by now: delayed bids, lifecycle deadlines, start retries. */

@@ -424,6 +424,15 @@ describe('market/provider-agent', () => {
       assert.ok(has(h.send({ type: 'inputs-fetched', now: h.now, bid: g.bid }), 'start-job'))
     })
 
+    it('starts an accepted job whose start has come even after the node stopped selling (it is committed)', () => {
+      const h = new Harness(defaultMarketParams, false)
+      const job = makeJob()
+      const bid = h.bidOn(job)
+      h.award(job, bid)
+      h.send({ type: 'ad-changed', now: h.now, ad: undefined })
+      assert.ok(has(h.send({ type: 'inputs-fetched', now: h.now, bid: bid.bid }), 'start-job'))
+    })
+
     it('starts a job early when the GPUs it waits for come free', () => {
       const h = new Harness(defaultMarketParams, false)
       const first = makeJob({ n: 3, gpus: 4, runtimeSec: 600 })
