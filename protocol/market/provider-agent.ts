@@ -72,6 +72,9 @@ export class ProviderAgent {
   private readonly damping: boolean
   private ad: CapabilityAd | undefined
   private readonly pending = new Map<string, Pending>()
+  /** The earliest `at` of the pending bids (undefined: none), and how many are pending per job. */
+  private pendingMin: number | undefined
+  private readonly pendingJobs = new Map<string, number>()
   /** Bids asked for (send-bid) and not yet sealed. */
   private readonly sealing = new Map<string, Pending>()
   /** Live offers by bid id; an offer leaves in its final status. */
@@ -173,7 +176,7 @@ export class ProviderAgent {
   nextWake (): number | undefined {
     let next: number | undefined
     const at = (t: number | undefined): void => { if (t !== undefined && (next === undefined || t < next)) next = t }
-    for (const p of this.pending.values()) at(p.at)
+    at(this.pendingMin)
     for (const o of this.live.values()) {
       if (o.state.wakeAt !== undefined && o.state.wakeAt > o.state.now) at(o.state.wakeAt)
       at(o.start?.until)
@@ -205,6 +208,8 @@ export class ProviderAgent {
     if (decision.kind === 'decline') return this.note('debug', 'not bidding', { job: id, round: roundNo, reason: decision.reason, detail: decision.detail })
     const delay = this.damping ? bidDelayMs(decision.fit, p.auction.bidWindowMs, this.params.bidDelayFraction) : 0
     this.pending.set(k, { job, round: roundNo, ...(round !== undefined ? { info: round } : {}), decision, closesAt, at: now + delay })
+    this.pendingJobs.set(id, (this.pendingJobs.get(id) ?? 0) + 1)
+    this.pendingMin = Math.min(this.pendingMin ?? Infinity, now + delay)
   }
 
   private offerFor (job: string, round: number): boolean {
@@ -216,6 +221,9 @@ export class ProviderAgent {
   private sendBid (k: string, p: Pending): void {
     this.pending.delete(k)
     const id = p.job.cid.toString()
+    const left = (this.pendingJobs.get(id) ?? 1) - 1
+    if (left > 0) this.pendingJobs.set(id, left)
+    else this.pendingJobs.delete(id)
     const now = this.now
     if (this.ad === undefined) return this.note('debug', 'not bidding: this node no longer sells', { job: id, round: p.round })
     if (now >= p.closesAt) return this.note('debug', 'the bid window closed during the delay', { job: id, round: p.round })
@@ -249,10 +257,7 @@ export class ProviderAgent {
    */
   private onBidSeen (bid: AuctionBid): void {
     if (bid.signer === this.peerId) return
-    const job = bid.payload.job.toString()
-    for (const p of this.pending.values()) {
-      if (p.job.cid.toString() === job) return this.seen.add(bid, this.now)
-    }
+    if (this.pendingJobs.has(bid.payload.job.toString())) this.seen.add(bid, this.now)
   }
 
   // -------------------------------------------------------------------------------------------
@@ -438,8 +443,13 @@ export class ProviderAgent {
   /** Everything due by now: delayed bids, lifecycle deadlines, start retries. */
   private advance (): void {
     const now = this.now
-    const due = [...this.pending.entries()].filter(([, p]) => p.at <= now).sort((a, b) => a[1].at - b[1].at)
-    for (const [k, p] of due) this.sendBid(k, p)
+    if (this.pendingMin !== undefined && this.pendingMin <= now) {
+      const due = [...this.pending.entries()].filter(([, p]) => p.at <= now).sort((a, b) => a[1].at - b[1].at)
+      for (const [k, p] of due) this.sendBid(k, p)
+      let min: number | undefined
+      for (const p of this.pending.values()) if (min === undefined || p.at < min) min = p.at
+      this.pendingMin = min
+    }
     for (const o of [...this.live.values()]) {
       if (o.state.wakeAt !== undefined && o.state.wakeAt <= now && o.state.wakeAt > o.state.now) this.feed(o, { type: 'tick' })
     }
