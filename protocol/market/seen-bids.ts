@@ -1,16 +1,15 @@
 /**
- * What bid damping needs to remember (protocol/market/damping.ts): other providers' bids per job (their
- * payloads, so `shouldStaySilent` can screen and score them as the award would), so a provider can stay
- * silent once enough bids at least as good are out. A bid held costs about 3 KB (its CIDs dominate), so
- * the provider adds only bids for jobs it is waiting to bid on (provider.ts). Bounded:
- * a job is forgotten once its bids have expired, at most MAX_SEEN_JOBS jobs are kept (the oldest
- * go first), and at most MAX_SEEN_PER_JOB providers per job (enough to decide silence many times
- * over; a flood of bids from new identities cannot grow it).
+ * What bid damping needs to remember (damping.ts): other providers' bids per job (their payloads, so
+ * `shouldStaySilent` can screen and score them as the award would), so a provider can stay silent once
+ * enough bids at least as good are out. A bid held costs about 3 KB (its CIDs dominate), so the
+ * provider agent adds only bids for jobs it is waiting to bid on. Bounded by `MarketParams.seenBids`:
+ * a job is forgotten once its bids have expired, at most `maxJobs` jobs are kept (the oldest go
+ * first), and at most `maxPerJob` providers per job (enough to decide silence many times over; a flood
+ * of bids from new identities cannot grow it).
  */
-import type { AuctionBid, OpenedMessage } from '../../protocol/index.js'
+import type { AuctionBid } from './award.js'
+import type { MarketParams } from './params.js'
 
-export const MAX_SEEN_JOBS = 4096
-export const MAX_SEEN_PER_JOB = 64
 /** Expired jobs are swept at most this often. */
 const SWEEP_MS = 10_000
 
@@ -25,21 +24,24 @@ export class SeenBids {
   private readonly jobs = new Map<string, SeenJob>()
   private lastSweep = 0
 
+  constructor (private readonly bounds: MarketParams['seenBids']) {}
+
+  /** Jobs held. */
   get size (): number {
     return this.jobs.size
   }
 
-  add (bid: OpenedMessage<'bid'>, now: number): void {
+  add (bid: AuctionBid, now: number): void {
     this.sweep(now)
     const job = bid.payload.job.toString()
     let entry = this.jobs.get(job)
     if (entry === undefined) {
       const oldest = this.jobs.keys().next()
-      if (this.jobs.size >= MAX_SEEN_JOBS && oldest.done !== true) this.jobs.delete(oldest.value)
+      if (this.jobs.size >= this.bounds.maxJobs && oldest.done !== true) this.jobs.delete(oldest.value)
       this.jobs.set(job, entry = { expiresAt: 0, bids: new Map() })
     }
     const earlier = entry.bids.get(bid.signer)
-    if (earlier === undefined && entry.bids.size >= MAX_SEEN_PER_JOB) return
+    if (earlier === undefined && entry.bids.size >= this.bounds.maxPerJob) return
     if (earlier === undefined || bid.payload.issuedAt >= earlier.payload.issuedAt) entry.bids.set(bid.signer, { cid: bid.cid, signer: bid.signer, payload: bid.payload })
     entry.expiresAt = Math.max(entry.expiresAt, bid.payload.expiresAt)
   }

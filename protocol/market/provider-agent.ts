@@ -1,0 +1,487 @@
+/**
+ * The provider side of the market above a single job (DESIGN §5–§6), pure: one `ProviderAgent` per
+ * node decides which jobs it bids on and when (bid policy, bid window, damping delay and silence), which
+ * awards it takes (the award's names, a re-check against the calendar and load, the price), which bronze
+ * jobs it preempts for them, when an accepted job may really start (early when GPUs come free), which
+ * payment and cancel frames count, and drives each offer's lifecycle (`reduceProvider`).
+ *
+ * `handle(event) → effects` is its one entry point: synchronous, with time only from `event.now`. The
+ * daemon's shell (node/market/provider*.ts) and the simulator carry the effects out (seal, send, fetch,
+ * run, store) and feed back what happened. Deadlines that fall due are handled before each event.
+ */
+import type { JobCancel } from '../messages/auction.js'
+import type { CapabilityAd } from '../messages/capability-ad.js'
+import type { PaymentCommitment } from '../messages/settlement.js'
+import type { AuctionBid } from './award.js'
+import { SeenBids } from './seen-bids.js'
+import { reviewAward, startNow } from './award-review.js'
+import { decideBid } from './bid-policy.js'
+import { bidWindowClosesAt } from './bid-window.js'
+import { bidDelayMs, shouldStaySilent } from './damping.js'
+import type { MarketParams } from './params.js'
+import {
+  AwardRefusal, FrameDrop,
+  type AgentAward, type AgentJob, type AuctionRoundInfo, type OfferEffect, type ProviderAgentEffect, type ProviderAgentEvent, type ProviderOfferView
+} from './provider-agent-types.js'
+import { isProviderFinal, reduceProvider, startProviderJob, type ProviderEvent, type ProviderJob, type ProviderStatus } from './provider-lifecycle.js'
+import type { Allocation, BidDecision } from './types.js'
+
+/** An accepted job waits at most this long past the notice for the jobs it preempts to give their GPUs up. */
+export const PREEMPT_MARGIN_MS = 5_000
+/** An ended offer with an award is kept this long for a late payment if its stream does not end first. */
+export const ENDED_RETENTION_MS = 10 * 60_000
+
+export interface ProviderAgentOptions {
+  /** This node's peer id. */
+  peerId: string
+  params: MarketParams
+  /** Bid damping (default true); false: bid at once and never stay silent (benchmarks compare). */
+  damping?: boolean
+}
+
+type BidTerms = Extract<BidDecision, { kind: 'bid' }>
+
+interface Pending { job: AgentJob, round: number, info?: AuctionRoundInfo, decision: BidTerms, closesAt: number, at: number }
+
+interface Offer {
+  job: AgentJob
+  id: string
+  round: number
+  bid: string
+  bidGpus: string[]
+  ask: number
+  state: ProviderJob
+  award?: { id: string, price: number }
+  allocation?: Allocation
+  /** Bids (of this node) whose jobs this one preempts. */
+  displaces: string[]
+  /** Set once the lifecycle asked to start: wait for the preempted GPUs until `preemptedBy`, and retry at `until`. */
+  start?: { preemptedBy: number, until?: number }
+  payment: { seq: number, cumulative: number, gpuSeconds: number }
+  note?: string
+  endedAt?: number
+}
+
+type LifecycleInput = ProviderEvent extends infer E ? (E extends { now: number } ? Omit<E, 'now'> : never) : never
+
+const key = (job: string, round: number): string => `${job}#${round}`
+
+export class ProviderAgent {
+  readonly peerId: string
+  private readonly params: MarketParams
+  private readonly damping: boolean
+  private ad: CapabilityAd | undefined
+  private readonly pending = new Map<string, Pending>()
+  /** The earliest `at` of the pending bids (undefined: none), and how many are pending per job. */
+  private pendingMin: number | undefined
+  private readonly pendingJobs = new Map<string, number>()
+  /** Bids asked for (send-bid) and not yet sealed. */
+  private readonly sealing = new Map<string, Pending>()
+  /** Live offers by bid id; an offer leaves in its final status. */
+  private readonly live = new Map<string, Offer>()
+  /** Ended offers with an award, kept for late payments until their stream ends. */
+  private readonly closed = new Map<string, Offer>()
+  /** Jobs this node preempted (job id → the request's expiry): no bid on their next rounds. */
+  private readonly preempted = new Map<string, number>()
+  private readonly seen: SeenBids
+  private readonly endedCounts: Partial<Record<ProviderStatus, number>> = {}
+  private lastWake: number | undefined
+  private out: ProviderAgentEffect[] = []
+  private readonly queue: Array<[Offer, LifecycleInput]> = []
+  private now = 0
+
+  constructor (options: ProviderAgentOptions) {
+    this.peerId = options.peerId
+    this.params = options.params
+    this.damping = options.damping !== false
+    this.seen = new SeenBids(options.params.seenBids)
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // The entry point
+  // -------------------------------------------------------------------------------------------
+
+  /** Apply one event (after every deadline due by `event.now`); returns the effects, in order. */
+  handle (event: ProviderAgentEvent): ProviderAgentEffect[] {
+    this.out = []
+    this.now = Math.max(this.now, event.now)
+    this.advance()
+    this.dispatch(event)
+    this.drain()
+    this.advance()
+    this.sweep()
+    const next = this.nextWake()
+    if (next !== undefined && next !== this.lastWake) this.out.push({ type: 'wake', at: next })
+    this.lastWake = next
+    return this.out
+  }
+
+  private dispatch (e: ProviderAgentEvent): void {
+    switch (e.type) {
+      case 'ad-changed': this.ad = e.ad; return
+      case 'job-seen': return this.considerJob(e.job, e.round)
+      case 'bid-seen': return this.onBidSeen(e.bid)
+      case 'bid-sealed': return this.onBidSealed(e.job, e.round, e.bid, e.payload.expiresAt)
+      case 'award': return this.onAward(e.award, e.from)
+      case 'payment': return this.onPayment(e.bid, e.signer, e.payload)
+      case 'cancel': return this.onCancel(e.bid, e.signer, e.payload)
+      case 'requester-gone': return this.onRequesterGone(e.bid)
+      case 'inputs-fetched': return this.feedBid(e.bid, { type: 'inputs-fetched' })
+      case 'started': return this.feedBid(e.bid, { type: 'started' })
+      case 'finished': {
+        const offer = this.live.get(e.bid)
+        if (offer !== undefined && e.note !== undefined) offer.note = e.note
+        return this.feedBid(e.bid, { type: 'finished', exitCode: e.exitCode, gpuSeconds: e.gpuSeconds, ...(e.outputBytes !== undefined ? { outputBytes: e.outputBytes } : {}) })
+      }
+      case 'tick': return
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Queries (read-only, for status views)
+  // -------------------------------------------------------------------------------------------
+
+  /** An offer, live or ended (while kept for a late payment). */
+  offer (bid: string): ProviderOfferView | undefined {
+    const o = this.live.get(bid) ?? this.closed.get(bid)
+    return o === undefined ? undefined : view(o)
+  }
+
+  /** The live offers. */
+  offers (): ProviderOfferView[] {
+    return [...this.live.values()].map(view)
+  }
+
+  /** Bids waiting out their damping delay. */
+  get pendingBids (): number {
+    return this.pending.size
+  }
+
+  /** Offers that ended, by final status. */
+  get ended (): Readonly<Partial<Record<ProviderStatus, number>>> {
+    return { ...this.endedCounts }
+  }
+
+  /** GPUs committed to awarded jobs. */
+  allocations (): Allocation[] {
+    return [...this.live.values()].flatMap((o) => o.allocation !== undefined ? [o.allocation] : [])
+  }
+
+  /** Whether this node preempted `job` (and so will not bid on its next rounds). */
+  hasPreempted (job: string): boolean {
+    return this.preempted.has(job)
+  }
+
+  /** The earliest instant the agent has something to do at (its last `wake`). */
+  nextWake (): number | undefined {
+    let next: number | undefined
+    const at = (t: number | undefined): void => { if (t !== undefined && (next === undefined || t < next)) next = t }
+    at(this.pendingMin)
+    for (const o of this.live.values()) {
+      if (o.state.wakeAt !== undefined && o.state.wakeAt > o.state.now) at(o.state.wakeAt)
+      at(o.start?.until)
+    }
+    return next
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Bidding
+  // -------------------------------------------------------------------------------------------
+
+  private considerJob (job: AgentJob, round: AuctionRoundInfo | undefined): void {
+    const id = job.cid.toString()
+    const roundNo = round?.round ?? 1
+    const ad = this.ad
+    if (ad === undefined || job.signer === this.peerId) return
+    if (round?.excluded.includes(this.peerId) === true) return this.note('debug', 'excluded from the round', { job: id, round: roundNo })
+    const k = key(id, roundNo)
+    if (this.pending.has(k) || this.sealing.has(k) || this.offerFor(id, roundNo)) return
+    // this node displaced the job for better-paying work: bidding on its next round would only make
+    // it wait for that work to end, when another provider could run it now
+    if (this.preempted.has(id)) return this.note('debug', 'not bidding on a job this node preempted', { job: id, round: roundNo })
+    const now = this.now
+    const p = job.payload
+    // timed from receipt (bounded by the skew allowance), so a clock running ahead still gets the window
+    const closesAt = bidWindowClosesAt(round?.opensAt ?? p.issuedAt, p.auction.bidWindowMs, now)
+    if (now >= closesAt) return this.note('debug', 'the bid window has closed', { job: id, round: roundNo })
+    const decision = decideBid(p, { ad, allocations: this.allocations() }, now)
+    if (decision.kind === 'decline') return this.note('debug', 'not bidding', { job: id, round: roundNo, reason: decision.reason, detail: decision.detail })
+    const delay = this.damping ? bidDelayMs(decision.fit, p.auction.bidWindowMs, this.params.bidDelayFraction) : 0
+    this.pending.set(k, { job, round: roundNo, ...(round !== undefined ? { info: round } : {}), decision, closesAt, at: now + delay })
+    this.pendingJobs.set(id, (this.pendingJobs.get(id) ?? 0) + 1)
+    this.pendingMin = Math.min(this.pendingMin ?? Infinity, now + delay)
+  }
+
+  private offerFor (job: string, round: number): boolean {
+    for (const o of this.live.values()) if (o.id === job && o.round === round) return true
+    return false
+  }
+
+  /** After the damping delay: stay silent if enough bids at least as good were seen, else bid. */
+  private sendBid (k: string, p: Pending): void {
+    this.pending.delete(k)
+    const id = p.job.cid.toString()
+    const left = (this.pendingJobs.get(id) ?? 1) - 1
+    if (left > 0) this.pendingJobs.set(id, left)
+    else this.pendingJobs.delete(id)
+    const now = this.now
+    if (this.ad === undefined) return this.note('debug', 'not bidding: this node no longer sells', { job: id, round: p.round })
+    if (now >= p.closesAt) return this.note('debug', 'the bid window closed during the delay', { job: id, round: p.round })
+    // screened and scored as the award will be, at the round's close (protocol/README §5.6 "Damping")
+    if (this.damping) {
+      const seen = this.seen.bids(id, p.info?.opensAt, now)
+      const silent = shouldStaySilent({ job: p.job, price: p.decision.price, seen, decidedAt: Math.max(now, p.closesAt), excluded: p.info?.excluded, enough: this.params.enoughBetterBids, params: this.params.scoring })
+      if (silent) return this.note('debug', 'staying silent: enough better bids seen', { job: id, round: p.round })
+    }
+    this.sealing.set(k, p)
+    this.out.push({ type: 'send-bid', job: id, round: p.round, request: p.job, decision: p.decision, closesAt: p.closesAt, expiresAt: p.closesAt + this.params.bidGraceMs })
+  }
+
+  /** The shell signed the bid: track it as an offer (before it is published, so an award that comes back at once finds it). */
+  private onBidSealed (job: string, round: number, bid: string, expiresAt: number): void {
+    const k = key(job, round)
+    const p = this.sealing.get(k)
+    if (p === undefined) return this.note('warn', 'a sealed bid that was not asked for', { job, round, bid })
+    this.sealing.delete(k)
+    const init = startProviderJob({ job, requester: p.job.signer, bid, gpus: p.job.payload.resources.gpus, offerExpiresAt: expiresAt, heartbeatsPerLease: this.params.heartbeatsPerLease }, this.now)
+    const offer: Offer = { job: p.job, id: job, round, bid, bidGpus: p.decision.gpus, ask: p.decision.price, state: init.state, displaces: [], payment: { seq: 0, cumulative: 0, gpuSeconds: 0 } }
+    this.live.set(bid, offer)
+    this.out.push({ type: 'offer-updated', bid, job })
+    this.note('info', 'bid', { job, round, bid, price: p.decision.price, gpus: p.decision.gpus, preempts: p.decision.preempts })
+  }
+
+  /**
+   * A bid seen on gossip: it counts for damping while it is valid (if it passes screening then). Kept
+   * only while this node waits to bid on its job: no other job's bids can silence it, and a bid that
+   * overtook its job request in gossip is not counted (damping then errs towards bidding).
+   */
+  private onBidSeen (bid: AuctionBid): void {
+    if (bid.signer === this.peerId) return
+    if (this.pendingJobs.has(bid.payload.job.toString())) this.seen.add(bid, this.now)
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Awards
+  // -------------------------------------------------------------------------------------------
+
+  private onAward (award: AgentAward, from: string): void {
+    const bid = award.payload.bid.toString()
+    const offer = this.live.get(bid)
+    const problem = offer === undefined ? 'no bid of this node waits for this award' : this.awardProblem(offer, award, from)
+    if (offer === undefined || problem !== undefined) {
+      this.out.push({ type: 'refuse-award', award: award.id, reason: AwardRefusal.UNEXPECTED_AWARD, message: problem ?? '' })
+      return
+    }
+    const a = award.payload
+    offer.award = { id: award.id, price: a.price }
+    this.out.push({ type: 'award-taken', bid, job: offer.id, award: award.id })
+    this.note('info', 'award received', { job: offer.id, award: award.id, price: a.price, attempt: a.attempt })
+    this.feed(offer, { type: 'award-received', from: award.signer, award: { award: award.id, bid, attempt: a.attempt, price: a.price, leaseMs: a.leaseMs, billingIntervalSec: a.billingIntervalSec } })
+  }
+
+  /** Why `award` cannot be taken on for `offer`, or undefined when it can. */
+  private awardProblem (offer: Offer, award: AgentAward, from: string): string | undefined {
+    if (award.signer !== offer.job.signer) return 'the award is not signed by the job\'s requester'
+    if (from !== award.signer) return 'the award was handed over by a peer other than its signer'
+    if (award.payload.winner !== this.peerId) return 'the award names another winner'
+    if (award.payload.job.toString() !== offer.id) return 'the award is for another job'
+    if (offer.award !== undefined || offer.state.status !== 'offered') return `the bid is no longer waiting for an award (${offer.state.status})`
+    return undefined
+  }
+
+  /** Re-check the award against the calendar and load now; commit the GPUs (and preempt) when it still fits. */
+  private review (offer: Offer, price: number): void {
+    const now = this.now
+    const review = reviewAward(offer.id, offer.job.payload, this.ad, this.allocations(), offer.ask, price, now)
+    if (review.kind === 'decline') {
+      this.note('info', 'declining an award', { job: offer.id, reason: review.reason })
+      return this.feed(offer, { type: 'decline-award', reason: review.reason })
+    }
+    // committed now, before the acceptance is reduced, so a second award cannot take the same GPUs
+    offer.allocation = review.allocation
+    const displaced = [...this.live.values()].filter((o) => o !== offer && o.allocation !== undefined && review.decision.preempts.includes(o.id))
+    offer.displaces = displaced.map((o) => o.bid)
+    for (const [id, expiresAt] of this.preempted) if (expiresAt <= now) this.preempted.delete(id)
+    for (const other of displaced) {
+      this.preempted.set(other.id, other.job.payload.expiresAt)
+      this.note('info', 'preempting a bronze job', { job: other.id, for: offer.id })
+      this.feed(other, { type: 'preempt', noticeMs: this.params.preemptNoticeMs })
+    }
+    this.feed(offer, { type: 'accept-award' })
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Exec frames
+  // -------------------------------------------------------------------------------------------
+
+  private onPayment (bid: string, signer: string, p: PaymentCommitment): void {
+    const offer = this.live.get(bid) ?? this.closed.get(bid)
+    if (offer?.award === undefined) return this.note('debug', 'payment for no awarded offer', { bid })
+    const drop = (reason: FrameDrop, message: string): void => { this.out.push({ type: 'drop-frame', bid, job: offer.id, kind: 'payment', reason, message }) }
+    if (signer !== offer.job.signer) return drop(FrameDrop.NOT_REQUESTER, 'not signed by the requester')
+    if (p.award.toString() !== offer.award.id || p.job.toString() !== offer.id) return drop(FrameDrop.WRONG_AWARD, 'for another award')
+    if (p.payee !== this.peerId) return drop(FrameDrop.WRONG_PAYEE, `pays ${p.payee}`)
+    if (p.seq <= offer.payment.seq) return drop(FrameDrop.STALE_SEQ, `seq ${p.seq} after ${offer.payment.seq}`)
+    offer.payment = { seq: p.seq, cumulative: Math.max(offer.payment.cumulative, p.cumulative), gpuSeconds: p.gpuSeconds }
+    this.out.push({ type: 'frame-accepted', bid, job: offer.id, kind: 'payment', ref: 'last-payment' })
+    this.feed(offer, { type: 'payment-received', from: signer, cumulative: p.cumulative, interval: p.interval })
+  }
+
+  private onCancel (bid: string, signer: string, p: JobCancel): void {
+    // after the end only the requester's payment for the time run counts
+    const offer = this.live.get(bid)
+    if (offer?.award === undefined) return
+    const drop = (reason: FrameDrop, message: string): void => { this.out.push({ type: 'drop-frame', bid, job: offer.id, kind: 'job-cancel', reason, message }) }
+    if (signer !== offer.job.signer) return drop(FrameDrop.NOT_REQUESTER, 'not signed by the requester')
+    if (p.award.toString() !== offer.award.id || p.job.toString() !== offer.id) return drop(FrameDrop.WRONG_AWARD, 'for another award')
+    offer.note = `cancelled by the requester: ${p.reason}`
+    this.out.push({ type: 'frame-accepted', bid, job: offer.id, kind: 'job-cancel' })
+    this.feed(offer, { type: 'cancel', from: signer })
+  }
+
+  private onRequesterGone (bid: string): void {
+    const offer = this.live.get(bid)
+    if (offer !== undefined) {
+      this.feed(offer, { type: 'requester-gone' })
+      this.drain()
+    }
+    this.closed.delete(bid)
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Lifecycles
+  // -------------------------------------------------------------------------------------------
+
+  private feedBid (bid: string, input: LifecycleInput): void {
+    const offer = this.live.get(bid)
+    if (offer === undefined) return this.note('debug', 'event for no live offer', { bid, event: input.type })
+    this.feed(offer, input)
+  }
+
+  /** Queue a lifecycle event; events are reduced in order, each one's effects before the next. */
+  private feed (offer: Offer, input: LifecycleInput): void {
+    this.queue.push([offer, input])
+  }
+
+  private drain (): void {
+    for (let next = this.queue.shift(); next !== undefined; next = this.queue.shift()) this.reduce(next[0], next[1])
+  }
+
+  private reduce (offer: Offer, input: LifecycleInput): void {
+    if (!this.live.has(offer.bid) && !this.closed.has(offer.bid)) return
+    const { state, effects } = reduceProvider(offer.state, { ...input, now: this.now } as ProviderEvent)
+    const changed = state !== offer.state
+    offer.state = state
+    const tag = { bid: offer.bid, job: offer.id }
+    for (const effect of effects) {
+      switch (effect.type) {
+        case 'review-award': this.review(offer, effect.award.price); break
+        case 'wake': break
+        case 'ignored': this.note('debug', 'provider event ignored', { job: offer.id, reason: effect.reason }); break
+        case 'start-job': offer.start = { preemptedBy: this.now + this.params.preemptNoticeMs + PREEMPT_MARGIN_MS }; this.tryStart(offer); break
+        case 'heartbeat': {
+          const final = effect.state === 'failed' || effect.state === 'cancelled' || (effect.state === 'preempted' && isProviderFinal(state.status))
+          const message = final ? offer.note ?? state.reason : undefined
+          this.push({ ...effect, ...(message !== undefined ? { message } : {}), ...tag })
+          break
+        }
+        case 'notify-preemption':
+          this.push({ ...effect, gpuSeconds: gpuSecondsSoFar(state, this.now), message: `preempted: ${effect.noticeMs} ms notice`, at: this.now, ...tag })
+          break
+        default: this.push({ ...effect, ...tag })
+      }
+    }
+    if (changed || input.type === 'payment-received') this.out.push({ type: 'offer-updated', ...tag })
+    if (isProviderFinal(state.status) && this.live.has(offer.bid)) this.finalize(offer)
+  }
+
+  private push (effect: OfferEffect): void {
+    this.out.push(effect)
+  }
+
+  /** A final status: release the GPUs, and let waiting jobs try to start on them. */
+  private finalize (offer: Offer): void {
+    this.live.delete(offer.bid)
+    offer.allocation = undefined
+    offer.start = undefined
+    offer.endedAt = this.now
+    const status = offer.state.status
+    this.endedCounts[status] = (this.endedCounts[status] ?? 0) + 1
+    if (offer.award !== undefined) this.closed.set(offer.bid, offer)
+    this.out.push({ type: 'offer-ended', bid: offer.bid, job: offer.id, status, ...(offer.state.reason !== undefined ? { reason: offer.state.reason } : {}), awarded: offer.award !== undefined })
+    if (offer.award !== undefined) this.note('info', 'job ended', { job: offer.id, status, reason: offer.state.reason })
+    for (const o of this.live.values()) if (o.start !== undefined) this.tryStart(o)
+  }
+
+  /**
+   * Start the job when it may: once the bronze jobs it preempts have given their GPUs up (at most the
+   * notice and a margin later), at its committed start — or earlier, when GPUs it can use come free
+   * sooner (an allocation in its way ended early) and the calendar allows it now.
+   */
+  private tryStart (offer: Offer): void {
+    const wait = offer.start
+    if (wait === undefined) return
+    const now = this.now
+    const preempting = now < wait.preemptedBy && offer.displaces.some((bid) => this.live.has(bid))
+    if (!preempting && this.mayStart(offer, now)) {
+      offer.start = undefined
+      this.push({ type: 'start-job', gpus: [...(offer.allocation?.gpus ?? offer.bidGpus)], bid: offer.bid, job: offer.id })
+      return
+    }
+    wait.until = preempting ? wait.preemptedBy : Math.max(now, offer.allocation?.startedAt ?? now)
+  }
+
+  /** True when the job may start at `now`; moves its allocation when it starts early. */
+  private mayStart (offer: Offer, now: number): boolean {
+    const held = offer.allocation
+    if (held === undefined) return true
+    const start = startNow(offer.job.payload, this.ad, held, this.allocations().filter((a) => a !== held), now)
+    if (start !== undefined) offer.allocation = start
+    return start !== undefined
+  }
+
+  /** Everything due by now: delayed bids, lifecycle deadlines, start retries. */
+  private advance (): void {
+    const now = this.now
+    if (this.pendingMin !== undefined && this.pendingMin <= now) {
+      const due = [...this.pending.entries()].filter(([, p]) => p.at <= now).sort((a, b) => a[1].at - b[1].at)
+      for (const [k, p] of due) this.sendBid(k, p)
+      let min: number | undefined
+      for (const p of this.pending.values()) if (min === undefined || p.at < min) min = p.at
+      this.pendingMin = min
+    }
+    for (const o of [...this.live.values()]) {
+      if (o.state.wakeAt !== undefined && o.state.wakeAt <= now && o.state.wakeAt > o.state.now) this.feed(o, { type: 'tick' })
+    }
+    this.drain()
+    for (const o of [...this.live.values()]) if (o.start?.until !== undefined && o.start.until <= now) this.tryStart(o)
+  }
+
+  /** Forget ended offers whose stream never ended, after ENDED_RETENTION_MS. */
+  private sweep (): void {
+    for (const [bid, o] of this.closed) if ((o.endedAt ?? 0) + ENDED_RETENTION_MS <= this.now) this.closed.delete(bid)
+  }
+
+  private note (level: 'debug' | 'info' | 'warn', message: string, fields: Record<string, unknown>): void {
+    this.out.push({ type: 'note', level, message, fields })
+  }
+}
+
+function gpuSecondsSoFar (s: ProviderJob, now: number): number {
+  return s.startedAt === undefined ? 0 : s.gpus * Math.floor(Math.max(0, now - s.startedAt) / 1000)
+}
+
+function view (o: Offer): ProviderOfferView {
+  return {
+    job: o.id,
+    bid: o.bid,
+    round: o.round,
+    requester: o.job.signer,
+    state: o.state,
+    gpus: o.allocation?.gpus ?? o.bidGpus,
+    ...(o.award !== undefined ? { award: { ...o.award } } : {}),
+    ...(o.allocation !== undefined ? { allocation: o.allocation } : {}),
+    payment: { ...o.payment },
+    ...(o.note !== undefined ? { note: o.note } : {})
+  }
+}
