@@ -9,16 +9,10 @@ import {
   type BidDecision, type CapabilityAd, type EvidenceRef, type FailureReason, type JobState, type OpenedMessage, type SealedMessage
 } from '../../protocol/index.js'
 
-const MINUTE = 60_000
-const DAY = 24 * 60 * MINUTE
-/** An award response only matters while the award is being handled. */
-export const RESPONSE_LIFETIME_MS = 10 * MINUTE
-/** A status is evidence of liveness for a short while (the kind allows 15 min). */
-export const STATUS_LIFETIME_MS = 5 * MINUTE
-/** Receipts and failure reports are evidence for reputation: kept for a month. */
-export const EVIDENCE_LIFETIME_MS = 30 * DAY
-/** Evidence embedded in a failure report: at most 4 envelopes of at most 32 KiB each. */
-const MAX_EVIDENCE = 4
+import { EVIDENCE_LIFETIME_MS, MAX_EVIDENCE, RESPONSE_LIFETIME_MS, STATUS_LIFETIME_MS } from './lifetimes.js'
+
+export { EVIDENCE_LIFETIME_MS, RESPONSE_LIFETIME_MS, STATUS_LIFETIME_MS }
+/** Evidence embedded in a failure report: at most MAX_EVIDENCE envelopes of at most 32 KiB each. */
 const MAX_EVIDENCE_BYTES = 32 * 1024
 
 /** `text` cut to at most `maxBytes` UTF-8 bytes, at a character boundary. */

@@ -5,12 +5,8 @@
  * nothing here. Lifetimes are the shortest that cover each message's use.
  */
 import type { Signer } from '../../crypto/index.js'
-import { DAY_MS, HOUR_MS, MAX_AUCTION_ROUND, sealMessage, type AwardFields, type RequesterAgentEffect, type SealedMessage } from '../../protocol/index.js'
-
-/** Payments and failure reports are evidence (settlement, reputation): kept for a month. */
-export const EVIDENCE_LIFETIME_MS = 30 * DAY_MS
-/** A failure report embeds at most this many envelopes. */
-const MAX_EVIDENCE = 4
+import { MAX_AUCTION_ROUND, sealMessage, type AwardFields, type RequesterAgentEffect, type SealedMessage } from '../../protocol/index.js'
+import { AWARD_LIFETIME_MS, EVIDENCE_LIFETIME_MS, MAX_EVIDENCE } from './lifetimes.js'
 
 type Request = SealedMessage<'job-request'>
 
@@ -20,7 +16,7 @@ export function sealAuctionRound (signer: Signer, request: Request, effect: Extr
   return sealMessage(signer, 'auction-round', {
     v: 1,
     issuedAt: now,
-    expiresAt: Math.min(job.expiresAt, now + job.auction.bidWindowMs + HOUR_MS),
+    expiresAt: Math.min(job.expiresAt, now + job.auction.bidWindowMs + AWARD_LIFETIME_MS),
     job: request.cid,
     round: Math.min(MAX_AUCTION_ROUND, effect.round),
     attempt: effect.attempt,
@@ -31,12 +27,12 @@ export function sealAuctionRound (signer: Signer, request: Request, effect: Extr
 
 /** The award the agent decided (its fields), issued now, valid for an hour. */
 export function sealAward (signer: Signer, fields: AwardFields, now: number): SealedMessage<'award'> {
-  return sealMessage(signer, 'award', { v: 1, issuedAt: now, expiresAt: now + HOUR_MS, ...fields })
+  return sealMessage(signer, 'award', { v: 1, issuedAt: now, expiresAt: now + AWARD_LIFETIME_MS, ...fields })
 }
 
 export function sealJobCancel (signer: Signer, request: Request, award: SealedMessage<'award'>, reason: string, now: number): SealedMessage<'job-cancel'> {
   return sealMessage(signer, 'job-cancel', {
-    v: 1, issuedAt: now, expiresAt: now + HOUR_MS, job: request.cid, award: award.cid, reason: reason.slice(0, 200)
+    v: 1, issuedAt: now, expiresAt: now + AWARD_LIFETIME_MS, job: request.cid, award: award.cid, reason: reason.slice(0, 200)
   })
 }
 

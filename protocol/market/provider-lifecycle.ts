@@ -32,6 +32,7 @@
  * - `preempt(noticeMs)`: a gold/silver job displaces this bronze one. The requester is told at
  *   once (`notify-preemption`), the work stops when the notice runs out (→ `preempted`).
  */
+import { MAX_AWARD_ATTEMPTS, MAX_BILLING_INTERVAL_SEC, MAX_JOB_GPUS, MAX_LEASE_MS, MIN_BILLING_INTERVAL_SEC, MIN_LEASE_MS } from '../limits.js'
 import type { JobState } from '../messages/award.js'
 import {
   HEARTBEATS_PER_LEASE,
@@ -157,7 +158,7 @@ export type ProviderTransition = Transition<ProviderJob, ProviderEffect>
 
 /** A job this provider just bid on, in `offered`; wakes at the bid's expiry. */
 export function startProviderJob (init: ProviderJobInit, now: number): ProviderTransition {
-  assertIntIn(init.gpus, 0, 64, 'gpus')
+  assertIntIn(init.gpus, 0, MAX_JOB_GPUS, 'gpus')
   assertIntIn(init.offerExpiresAt, 0, Number.MAX_SAFE_INTEGER, 'offerExpiresAt')
   if (init.heartbeatsPerLease !== undefined) assertIntIn(init.heartbeatsPerLease, 1, 10, 'heartbeatsPerLease')
   if (!isTime(now)) throw new RangeError('now must be a finite number')
@@ -222,9 +223,9 @@ function handle (s: ProviderJob, e: ProviderEvent, now: number): ProviderTransit
 /** Terms an award can carry (the award schema's ranges). */
 function validTerms (t: AwardTerms | undefined): t is AwardTerms {
   return t != null && isId(t.award) && isId(t.bid) && isCount(t.price) &&
-    isCount(t.attempt) && t.attempt >= 1 && t.attempt <= 16 &&
-    isCount(t.leaseMs) && t.leaseMs >= 1_000 && t.leaseMs <= 3_600_000 &&
-    isCount(t.billingIntervalSec) && t.billingIntervalSec >= 1 && t.billingIntervalSec <= 86_400
+    isCount(t.attempt) && t.attempt >= 1 && t.attempt <= MAX_AWARD_ATTEMPTS &&
+    isCount(t.leaseMs) && t.leaseMs >= MIN_LEASE_MS && t.leaseMs <= MAX_LEASE_MS &&
+    isCount(t.billingIntervalSec) && t.billingIntervalSec >= MIN_BILLING_INTERVAL_SEC && t.billingIntervalSec <= MAX_BILLING_INTERVAL_SEC
 }
 
 function onAward (s: ProviderJob, from: string, terms: AwardTerms, now: number): ProviderTransition {
