@@ -218,11 +218,7 @@ export class Daemon {
         const found = await this.findProviders(queryFor(job), { timeoutMs: 5_000 })
         return { providers: found.providers, unreachable: found.failures.map((f) => f.peerId) }
       },
-      params,
-      // the sides read these until they take everything from params
-      leaseMs: params.leaseMs,
-      billingIntervalSec: params.billingIntervalSec,
-      damping: params.damping
+      params
     })
   }
 

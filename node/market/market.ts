@@ -53,11 +53,6 @@ export interface MarketOptions {
   knownAds?: (job: JobRequest) => Promise<KnownProviders>
   /** Executors by kind (default: setupExecutors — process, wasm and docker as configured, process only when its sandbox can run). */
   executors?: Partial<Record<'process' | 'wasm' | 'docker', Executor>>
-  /** Lease and billing interval this node puts in its awards. */
-  leaseMs?: number
-  billingIntervalSec?: number
-  /** Bid damping on this node's provider side (default true). */
-  damping?: boolean
 }
 
 export class Market {
@@ -100,8 +95,6 @@ export class Market {
       scheduler,
       log: loggers.forComponent('requester'),
       ...(metrics !== undefined ? { metrics } : {}),
-      ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
-      ...(options.billingIntervalSec !== undefined ? { billingIntervalSec: options.billingIntervalSec } : {}),
       ...(options.knownAds !== undefined ? { knownAds: options.knownAds } : {})
     })
     const provider = new ProviderMarket({
@@ -118,7 +111,6 @@ export class Market {
       scheduler,
       log: loggers.forComponent('provider'),
       ...(metrics !== undefined ? { metrics } : {}),
-      ...(options.damping !== undefined ? { damping: options.damping } : {})
     })
     market = new Market(options, blobs, store, gossip, requester, provider)
     await requester.load()

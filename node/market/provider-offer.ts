@@ -38,12 +38,8 @@ export interface ProviderMarketOptions {
   scheduler?: Scheduler
   log: Logger
   metrics?: NodeMetrics
-  /** Notice a preempted bronze job gets (default params.preemptNoticeMs). */
-  preemptNoticeMs?: number
   /** All of a job's inputs together (default DEFAULT_MAX_INPUT_BYTES). */
   maxInputBytes?: number
-  /** Bid damping (default true); false: bid at once and never stay silent (benchmarks compare). */
-  damping?: boolean
 }
 
 

@@ -65,8 +65,7 @@ export class ProviderMarket {
   constructor (private readonly options: ProviderMarketOptions) {
     const params = options.params ?? defaultMarketParams
     this.scheduler = options.scheduler ?? createRealScheduler(options.now)
-    const noticeMs = options.preemptNoticeMs ?? params.preemptNoticeMs
-    this.agent = new ProviderAgent({ peerId: options.peerId, params: { ...params, preemptNoticeMs: noticeMs }, damping: options.damping !== false })
+    this.agent = new ProviderAgent({ peerId: options.peerId, params })
     this.jobs = new ProviderJobs(options, this.scheduler, (event) => { this.drive(event) }, (bid) => this.agent.offer(bid))
   }
 

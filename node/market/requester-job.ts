@@ -29,9 +29,6 @@ export interface RequesterOptions {
   scheduler?: Scheduler
   log: Logger
   metrics?: NodeMetrics
-  /** Overrides of params.leaseMs and params.billingIntervalSec (until config folds them into params). */
-  leaseMs?: number
-  billingIntervalSec?: number
   /** The providers that might run `job`, for the no-bids explanation (a DHT lookup: ads fetched, peers without one). */
   knownAds?: (job: JobRequest) => Promise<KnownProviders>
 }

@@ -9,7 +9,7 @@
 import { mkdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import {
-  RequesterAgent, createMarketParams, defaultMarketParams, explainNoBids, isRequesterFinal, jobTopics, openMessage,
+  RequesterAgent, defaultMarketParams, explainNoBids, isRequesterFinal, jobTopics, openMessage,
   type OpenedMessage, type RequesterAgentEffect, type RequesterAgentEvent, type Scheduler, type SealedMessage
 } from '../../protocol/index.js'
 import { LOG_WINDOW } from '../services/exec.js'
@@ -35,10 +35,7 @@ export class RequesterMarket implements RequesterShell {
   stopping = false
 
   constructor (readonly options: RequesterOptions) {
-    const base = options.params ?? defaultMarketParams
-    const params = options.leaseMs === undefined && options.billingIntervalSec === undefined
-      ? base
-      : createMarketParams({ ...base, leaseMs: options.leaseMs ?? base.leaseMs, billingIntervalSec: options.billingIntervalSec ?? base.billingIntervalSec })
+    const params = options.params ?? defaultMarketParams
     this.scheduler = options.scheduler ?? createRealScheduler(options.now)
     this.agent = new RequesterAgent(options.signer.peerId, params)
   }

@@ -34,9 +34,8 @@ export const ENDED_RETENTION_MS = 10 * 60_000
 export interface ProviderAgentOptions {
   /** This node's peer id. */
   peerId: string
+  /** Its parameters; `damping: false` bids at once and never stays silent (benchmarks compare). */
   params: MarketParams
-  /** Bid damping (default true); false: bid at once and never stay silent (benchmarks compare). */
-  damping?: boolean
 }
 
 type BidTerms = Extract<BidDecision, { kind: 'bid' }>
@@ -93,7 +92,7 @@ export class ProviderAgent {
   constructor (options: ProviderAgentOptions) {
     this.peerId = options.peerId
     this.params = options.params
-    this.damping = options.damping !== false
+    this.damping = options.params.damping
     this.seen = new SeenBids(options.params.seenBids)
   }
 

@@ -16,7 +16,7 @@ import { plaintext } from '@libp2p/plaintext'
 import { Identity, decodeCanonical, type CID } from '../../crypto/index.js'
 import { randomNonce, generateIdentity } from '../../node/random.js'
 import {
-  EVIDENCE_TOPIC, VirtualScheduler, chargeFor, jobTopics, marketTopic, openMessage, providerTopics, sealMessage,
+  EVIDENCE_TOPIC, VirtualScheduler, chargeFor, createMarketParams, jobTopics, marketTopic, openMessage, providerTopics, sealMessage,
   type JobRequest, type Kind, type OpenedMessage, type SealedMessage
 } from '../../protocol/index.js'
 import { BlobStore } from '../../node/blobs/store.js'
@@ -161,7 +161,7 @@ describe('the provider market (two bare nodes, the requester played by hand)', f
       now: Date.now,
       log: silentLoggers.forComponent('provider'),
       metrics,
-      preemptNoticeMs: 300
+      params: createMarketParams({ preemptNoticeMs: 300 })
     })
     provider.services.exec.onChannel = (channel) => { market.handleChannel(channel) }
     providerGossip.subscribe(providerTopics('eu'))

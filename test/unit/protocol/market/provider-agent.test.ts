@@ -69,7 +69,7 @@ class Harness {
   wake: number | undefined
 
   constructor (params: MarketParams = defaultMarketParams, damping = true, ad: CapabilityAd | undefined = makeAd()) {
-    this.agent = new ProviderAgent({ peerId: ME, params, damping })
+    this.agent = new ProviderAgent({ peerId: ME, params: { ...params, damping } })
     if (ad !== undefined) this.send({ type: 'ad-changed', now: this.now, ad })
   }
 
