@@ -260,6 +260,21 @@ describe('auction award (DESIGN §5)', () => {
         ]))
       })
 
+      it('admits a start exactly maxStartDelaySec after the decision, not one ms later; with 0 only an immediate start', () => {
+        const withDelay = (maxStartDelaySec: number): AuctionJob => {
+          const base = makeJob()
+          const payload: JobRequest = { ...base.payload, sla: { ...base.payload.sla, maxStartDelaySec } }
+          return { cid: jobIdOf(payload), payload }
+        }
+        const reasons = (job: AuctionJob, starts: number[]): Array<string | undefined> => {
+          const decision = decide(job, starts.map((startBy, i) => bid(job, i, 1_000_000, { startBy })))
+          const rejected = new Map(decision.rejected.map((r) => [r.signer, r.reason]))
+          return starts.map((_, i) => rejected.get(peer(i)))
+        }
+        assert.deepEqual(reasons(withDelay(300), [DECIDED + 300_000, DECIDED + 300_001]), [undefined, BidRejection.LATE_START])
+        assert.deepEqual(reasons(withDelay(0), [DECIDED - 1, DECIDED, DECIDED + 1]), [undefined, undefined, BidRejection.LATE_START])
+      })
+
       it('accepts a bid at exactly maxPrice that expires after now', () => {
         const job = makeJob('silver', 'first-price', 2 * M)
         assert.equal(awarded(decide(job, [bid(job, 0, 2 * M, { expiresAt: DECIDED + 1 })])).price, 2 * M)
@@ -410,6 +425,33 @@ describe('auction award (DESIGN §5)', () => {
       const low = { ...award, price: 1_499_999 }
       const lowCheck = auditAward(low, { job, bids })
       assert.equal(lowCheck.ok === false && lowCheck.reason, AwardFault.WRONG_PRICE)
+    })
+  })
+
+  describe('audit of a second-score price bound that is not a whole number of micros', () => {
+    // the bound is ⌊lowest other ask × worst factor⌋; a mutant rounding it up accepted one micro above it
+    const job = makeJob('gold', 'second-score', 5 * M)
+    const bids = [bid(job, 0, 1_000_003), bid(job, 1, 1_500_000)]
+    const views = { reliability: new Map([[peer(0), 0.2], [peer(1), 1]]), rtt: () => 40 }
+    const award = withHeader(awarded(decide(job, bids, views)))
+    // gold's worst factor 2.2 × 1,000,003 = 2,200,006.6
+    const bound = Math.floor(1_000_003 * 2.2)
+
+    it('accepts the bound itself and refuses one micro above it', () => {
+      assert.equal(award.winner, peer(1))
+      assert.equal(bound, 2_200_006)
+      assert.deepEqual(auditAward({ ...award, price: bound }, { job, bids }), { ok: true })
+      const above = auditAward({ ...award, price: bound + 1 }, { job, bids })
+      assert.equal(above.ok === false && above.reason, AwardFault.WRONG_PRICE)
+    })
+
+    it('caps the bound at maxPrice when that is lower', () => {
+      const capped = makeJob('gold', 'second-score', bound - 6)
+      const cappedBids = [bid(capped, 0, 1_000_003), bid(capped, 1, 1_500_000)]
+      const fields = withHeader(awarded(decide(capped, cappedBids, views)))
+      assert.deepEqual(auditAward({ ...fields, price: bound - 6 }, { job: capped, bids: cappedBids }), { ok: true })
+      const over = auditAward({ ...fields, price: bound - 5 }, { job: capped, bids: cappedBids })
+      assert.equal(over.ok === false && over.reason, AwardFault.WRONG_PRICE)
     })
   })
 
