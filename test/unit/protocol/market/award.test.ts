@@ -463,7 +463,10 @@ describe('auction award (DESIGN §5)', () => {
       provider: fc.nat(providers.length - 1),
       price,
       startBy: fc.nat(3),
-      fault: fc.oneof({ weight: 6, arbitrary: fc.constant('none' as const) }, { weight: 1, arbitrary: fc.constantFrom('wrong-job' as const, 'expired' as const) })
+      // the edges at the decision's instant: expiring at it (out) or 1 ms after (in), starting exactly
+      // maxStartDelaySec after it (in) or 1 ms later (out)
+      fault: fc.oneof({ weight: 6, arbitrary: fc.constant('none' as const) },
+        { weight: 2, arbitrary: fc.constantFrom('wrong-job' as const, 'expired' as const, 'expires-after' as const, 'start-at-limit' as const, 'late-start' as const) })
     })
     const view = <T>(value: fc.Arbitrary<T>) => fc.array(fc.option(value, { nil: undefined }), { minLength: providers.length, maxLength: providers.length })
     const scenario = fc.record({
@@ -483,10 +486,11 @@ describe('auction award (DESIGN §5)', () => {
     function build (s: Scenario): Built {
       const job = makeJob(s.tier, s.rule, s.maxPrice)
       const other = makeJob(s.tier, s.rule, s.maxPrice + 1)
+      const startDelayMs = job.payload.sla.maxStartDelaySec * 1000
       const bids = s.specs.map((b) => sealedBid(job, b.provider, b.price, {
-        startBy: NOW + b.startBy,
+        startBy: b.fault === 'start-at-limit' ? DECIDED + startDelayMs : b.fault === 'late-start' ? DECIDED + startDelayMs + 1 : NOW + b.startBy,
         job: b.fault === 'wrong-job' ? other.cid : undefined,
-        expiresAt: b.fault === 'expired' ? DECIDED : undefined
+        expiresAt: b.fault === 'expired' ? DECIDED : b.fault === 'expires-after' ? DECIDED + 1 : undefined
       }))
       const views = {
         reliability: new Map(s.reliability.flatMap((r, i) => r === undefined ? [] : [[peer(i), r] as const])),
@@ -523,6 +527,23 @@ describe('auction award (DESIGN §5)', () => {
         assert.equal(considered.size + decision.rejected.length, new Set(bids.map((b) => `${cidString(b)} ${b.signer}`)).size)
         assert.equal(decision.ranking[0]?.provider, award.winner)
       }), { numRuns: 80 })
+    })
+
+    it('screening rejects each bid for its first fault, edges at the decision\'s instant included', () => {
+      const screening = new Set<string>([BidRejection.WRONG_JOB, BidRejection.OVER_MAX_PRICE, BidRejection.EXPIRED, BidRejection.LATE_START])
+      fc.assert(fc.property(scenario, (s) => {
+        const { bids, input } = build(s)
+        const decision = decideAward(input)
+        const reasons = new Map(decision.rejected.map((r) => [r.cid, r.reason]))
+        s.specs.forEach((spec, i) => {
+          const expected = spec.fault === 'wrong-job'
+            ? BidRejection.WRONG_JOB
+            : spec.price > s.maxPrice ? BidRejection.OVER_MAX_PRICE : spec.fault === 'expired' ? BidRejection.EXPIRED : spec.fault === 'late-start' ? BidRejection.LATE_START : undefined
+          const got = reasons.get(cidString(bids[i] as AuctionBid))
+          if (expected !== undefined) assert.equal(got, expected, `${spec.fault} at ${spec.price}`)
+          else assert.ok(got === undefined || !screening.has(got), `${spec.fault} rejected as ${String(got)}`)
+        })
+      }), { numRuns: 120 })
     })
 
     it('pays first-price at the ask and second-score within [ask, maxPrice] at the winning threshold', () => {
