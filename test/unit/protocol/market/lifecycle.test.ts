@@ -998,12 +998,12 @@ const PROP_INIT: RequesterJobInit = { job: JOB, bidWindowMs: 3000, expiresAt: at
  * billing intervals, bid windows and expiries that may coincide with other deadlines.
  */
 const requesterSettings: fc.Arbitrary<RequesterJobInit> = fc.record({
-  gpus: fc.integer({ min: 0, max: 4 }),
+  gpus: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 4 })),
   billingIntervalSec: fc.constantFrom(1, 2, 3, 5, 7),
   maxRuntimeSec: fc.integer({ min: 1, max: 40 }),
-  leaseMs: fc.constantFrom(1000, 3000, 7000, 8000),
+  leaseMs: fc.oneof({ weight: 1, arbitrary: fc.constant(1000) }, { weight: 4, arbitrary: fc.constantFrom(3000, 7000, 8000) }),
   bidWindowMs: fc.constantFrom(50, 1000, 3000),
-  expiresInMs: fc.oneof(fc.constantFrom(1000, 3000, 60_000), fc.integer({ min: 1, max: 300_000 }))
+  expiresInMs: fc.oneof({ weight: 1, arbitrary: fc.constantFrom(1000, 3000, 60_000) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 300_000 }) }, { weight: 3, arbitrary: fc.constant(300_000) })
 }).map(({ expiresInMs, ...c }) => ({ job: JOB, expiresAt: at(expiresInMs), ...c }))
 
 const REQUESTER_EFFECTS = new Set(['publish-job', 're-auction', 'close-auction', 'explain', 'send-award', 'fetch-outputs', 'verify', 'cancel', 'pay', 'record-failure', 'wake', 'ignored'])
