@@ -250,6 +250,28 @@ describe('job lifecycle money edges (issue 9 mutation audit)', () => {
     })
   })
 
+  describe('malformed amounts from the shell are ignored, never counted', () => {
+    // survivors of the first Stryker run: the guards on a payment's interval and on a run's GPU-seconds
+    it('a payment with a malformed interval changes nothing', () => {
+      const s = runningProvider()
+      for (const interval of [-1, 1.5, Number.NaN]) {
+        const t = reduceProvider(s, payment(10_000, 120_000, interval))
+        assert.equal(t.state, s)
+        assert.deepEqual(t.effects, [{ type: 'ignored', reason: 'malformed payment' }])
+      }
+    })
+
+    it('a finish with an exit code beyond 255 or malformed GPU-seconds changes nothing', () => {
+      const s = runningProvider()
+      for (const [exitCode, gpuSeconds] of [[256, 10], [0, -1], [0, 1.5]] as const) {
+        const t = reduceProvider(s, { type: 'finished', now: at(10_000), exitCode, gpuSeconds })
+        assert.equal(t.state, s)
+        assert.deepEqual(t.effects, [{ type: 'ignored', reason: 'malformed exit code or GPU-seconds' }])
+      }
+      assert.equal(reduceProvider(s, { type: 'finished', now: at(10_000), exitCode: 255, gpuSeconds: 16 }).state.status, 'completed')
+    })
+  })
+
   describe('the job\'s expiry at the exact instant', () => {
     // mutants: the expiry deadline at expiresAt ± 1, and reauction's `now >= expiresAt` as `>`
     it('a job in bidding is live one ms before expiresAt and expired at it', () => {
