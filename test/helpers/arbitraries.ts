@@ -3,7 +3,7 @@
  */
 import fc from 'fast-check'
 import { Identity, cidOfRaw, cidOfValue, peerIdFromPublicKey } from '../../crypto/index.js'
-import { KINDS, type Kind, type PayloadOf } from '../../protocol/index.js'
+import { DEFAULT_CLOCK_SKEW_MS, KINDS, type Kind, type PayloadOf } from '../../protocol/index.js'
 
 /** The identity that signs generated messages (a bid must name its signer as `provider`). */
 export const SIGNER = new Identity(new Uint8Array(32).fill(1))
@@ -36,11 +36,22 @@ fc.Arbitrary<{ [K in keyof R]: R[K] extends fc.Arbitrary<infer T> ? T : never } 
   return fc.record({ ...required, ...optional }, { requiredKeys: Object.keys(required) }) as never
 }
 
+/**
+ * A header fresh at NOW: mostly issued around NOW, and now and then at the edges a receiver still
+ * accepts at NOW — issued exactly the clock-skew allowance ahead, expiring 1 ms after NOW, or living
+ * exactly its kind's longest lifetime.
+ */
 function header (kind: Kind) {
-  return fc.record({
-    issuedAt: fc.integer({ min: NOW - 60_000, max: NOW + 10_000 }),
-    lifetime: fc.integer({ min: 120_000, max: KINDS[kind].maxLifetimeMs })
-  }).map(({ issuedAt, lifetime }) => ({ v: 1 as const, issuedAt, expiresAt: issuedAt + lifetime }))
+  const maxLifetime = KINDS[kind].maxLifetimeMs
+  const lifetime = fc.integer({ min: 120_000, max: maxLifetime })
+  const around = fc.record({ issuedAt: fc.integer({ min: NOW - 60_000, max: NOW + 10_000 }), lifetime })
+  const edge = fc.oneof(
+    lifetime.map((l) => ({ issuedAt: NOW + DEFAULT_CLOCK_SKEW_MS, lifetime: l })),
+    lifetime.map((l) => ({ issuedAt: NOW + 1 - l, lifetime: l })),
+    fc.integer({ min: NOW - 60_000, max: NOW + DEFAULT_CLOCK_SKEW_MS }).map((issuedAt) => ({ issuedAt, lifetime: maxLifetime }))
+  )
+  return fc.oneof({ weight: 4, arbitrary: around }, { weight: 1, arbitrary: edge })
+    .map(({ issuedAt, lifetime }) => ({ v: 1 as const, issuedAt, expiresAt: issuedAt + lifetime }))
 }
 
 function withHeader<K extends Kind> (kind: K, body: fc.Arbitrary<object>): fc.Arbitrary<PayloadOf<K>> {

@@ -4,7 +4,7 @@ import * as dagCbor from '@ipld/dag-cbor'
 import type { z } from 'zod'
 import { Identity, cidOfCborBytes, decodeEnvelope, encodeVarint, sealEnvelope } from '../../../crypto/index.js'
 import {
-  ALL_KINDS, ENVELOPE_DOMAIN, KINDS, MessageRejectedError, ReplayCache, RejectReason, jobIdOf, openMessage, payloadTypeOf,
+  ALL_KINDS, DEFAULT_CLOCK_SKEW_MS, ENVELOPE_DOMAIN, KINDS, MessageRejectedError, ReplayCache, RejectReason, jobIdOf, openMessage, payloadTypeOf,
   sealMessage, type Kind
 } from '../../../protocol/index.js'
 import { NOW, SIGNER, anyMessage, payloads } from '../../helpers/arbitraries.js'
@@ -114,8 +114,22 @@ describe('protocol messages (properties)', () => {
       const replay = new ReplayCache()
       const { bytes } = sealMessage(signer, kind, payload)
       openMessage(bytes, kind, { now: NOW, replay })
-      assert.equal(assertRejected(() => openMessage(bytes, kind, { now: NOW + 1, replay })).reason, RejectReason.REPLAY)
+      // still fresh a moment later (the generators include messages expiring 1 ms after NOW)
+      const later = Math.min(NOW + 1, (payload as { expiresAt: number }).expiresAt - 1)
+      assert.equal(assertRejected(() => openMessage(bytes, kind, { now: later, replay })).reason, RejectReason.REPLAY)
     }), { numRuns: 100 })
+  })
+
+  it('freshness at the exact instants: expired at expiresAt, not 1 ms before; future-dated 1 ms past the skew allowance', () => {
+    fc.assert(fc.property(anyMessage, ({ kind, payload }) => {
+      const { expiresAt, issuedAt } = payload as { expiresAt: number, issuedAt: number }
+      const { bytes } = sealMessage(signer, kind, payload)
+      const justBefore = Math.max(expiresAt - 1, issuedAt - DEFAULT_CLOCK_SKEW_MS)
+      openMessage(bytes, kind, { now: justBefore })
+      assert.equal(assertRejected(() => openMessage(bytes, kind, { now: expiresAt })).reason, RejectReason.EXPIRED)
+      assert.equal(assertRejected(() => openMessage(bytes, kind, { now: issuedAt - DEFAULT_CLOCK_SKEW_MS - 1 })).reason, RejectReason.FUTURE_DATED)
+      openMessage(bytes, kind, { now: issuedAt - DEFAULT_CLOCK_SKEW_MS })
+    }), { numRuns: 150 })
   })
 
   it('a signature moved under another payload type is rejected', () => {

@@ -260,6 +260,21 @@ describe('auction award (DESIGN §5)', () => {
         ]))
       })
 
+      it('admits a start exactly maxStartDelaySec after the decision, not one ms later; with 0 only an immediate start', () => {
+        const withDelay = (maxStartDelaySec: number): AuctionJob => {
+          const base = makeJob()
+          const payload: JobRequest = { ...base.payload, sla: { ...base.payload.sla, maxStartDelaySec } }
+          return { cid: jobIdOf(payload), payload }
+        }
+        const reasons = (job: AuctionJob, starts: number[]): Array<string | undefined> => {
+          const decision = decide(job, starts.map((startBy, i) => bid(job, i, 1_000_000, { startBy })))
+          const rejected = new Map(decision.rejected.map((r) => [r.signer, r.reason]))
+          return starts.map((_, i) => rejected.get(peer(i)))
+        }
+        assert.deepEqual(reasons(withDelay(300), [DECIDED + 300_000, DECIDED + 300_001]), [undefined, BidRejection.LATE_START])
+        assert.deepEqual(reasons(withDelay(0), [DECIDED - 1, DECIDED, DECIDED + 1]), [undefined, undefined, BidRejection.LATE_START])
+      })
+
       it('accepts a bid at exactly maxPrice that expires after now', () => {
         const job = makeJob('silver', 'first-price', 2 * M)
         assert.equal(awarded(decide(job, [bid(job, 0, 2 * M, { expiresAt: DECIDED + 1 })])).price, 2 * M)
@@ -413,6 +428,33 @@ describe('auction award (DESIGN §5)', () => {
     })
   })
 
+  describe('audit of a second-score price bound that is not a whole number of micros', () => {
+    // the bound is ⌊lowest other ask × worst factor⌋; a mutant rounding it up accepted one micro above it
+    const job = makeJob('gold', 'second-score', 5 * M)
+    const bids = [bid(job, 0, 1_000_003), bid(job, 1, 1_500_000)]
+    const views = { reliability: new Map([[peer(0), 0.2], [peer(1), 1]]), rtt: () => 40 }
+    const award = withHeader(awarded(decide(job, bids, views)))
+    // gold's worst factor 2.2 × 1,000,003 = 2,200,006.6
+    const bound = Math.floor(1_000_003 * 2.2)
+
+    it('accepts the bound itself and refuses one micro above it', () => {
+      assert.equal(award.winner, peer(1))
+      assert.equal(bound, 2_200_006)
+      assert.deepEqual(auditAward({ ...award, price: bound }, { job, bids }), { ok: true })
+      const above = auditAward({ ...award, price: bound + 1 }, { job, bids })
+      assert.equal(above.ok === false && above.reason, AwardFault.WRONG_PRICE)
+    })
+
+    it('caps the bound at maxPrice when that is lower', () => {
+      const capped = makeJob('gold', 'second-score', bound - 6)
+      const cappedBids = [bid(capped, 0, 1_000_003), bid(capped, 1, 1_500_000)]
+      const fields = withHeader(awarded(decide(capped, cappedBids, views)))
+      assert.deepEqual(auditAward({ ...fields, price: bound - 6 }, { job: capped, bids: cappedBids }), { ok: true })
+      const over = auditAward({ ...fields, price: bound - 5 }, { job: capped, bids: cappedBids })
+      assert.equal(over.ok === false && over.reason, AwardFault.WRONG_PRICE)
+    })
+  })
+
   describe('properties', () => {
     const tiers = fc.constantFrom<Tier>('gold', 'silver', 'bronze')
     const rules = fc.constantFrom<Rule>('first-price', 'second-score')
@@ -421,7 +463,10 @@ describe('auction award (DESIGN §5)', () => {
       provider: fc.nat(providers.length - 1),
       price,
       startBy: fc.nat(3),
-      fault: fc.oneof({ weight: 6, arbitrary: fc.constant('none' as const) }, { weight: 1, arbitrary: fc.constantFrom('wrong-job' as const, 'expired' as const) })
+      // the edges at the decision's instant: expiring at it (out) or 1 ms after (in), starting exactly
+      // maxStartDelaySec after it (in) or 1 ms later (out)
+      fault: fc.oneof({ weight: 6, arbitrary: fc.constant('none' as const) },
+        { weight: 2, arbitrary: fc.constantFrom('wrong-job' as const, 'expired' as const, 'expires-after' as const, 'start-at-limit' as const, 'late-start' as const) })
     })
     const view = <T>(value: fc.Arbitrary<T>) => fc.array(fc.option(value, { nil: undefined }), { minLength: providers.length, maxLength: providers.length })
     const scenario = fc.record({
@@ -441,10 +486,11 @@ describe('auction award (DESIGN §5)', () => {
     function build (s: Scenario): Built {
       const job = makeJob(s.tier, s.rule, s.maxPrice)
       const other = makeJob(s.tier, s.rule, s.maxPrice + 1)
+      const startDelayMs = job.payload.sla.maxStartDelaySec * 1000
       const bids = s.specs.map((b) => sealedBid(job, b.provider, b.price, {
-        startBy: NOW + b.startBy,
+        startBy: b.fault === 'start-at-limit' ? DECIDED + startDelayMs : b.fault === 'late-start' ? DECIDED + startDelayMs + 1 : NOW + b.startBy,
         job: b.fault === 'wrong-job' ? other.cid : undefined,
-        expiresAt: b.fault === 'expired' ? DECIDED : undefined
+        expiresAt: b.fault === 'expired' ? DECIDED : b.fault === 'expires-after' ? DECIDED + 1 : undefined
       }))
       const views = {
         reliability: new Map(s.reliability.flatMap((r, i) => r === undefined ? [] : [[peer(i), r] as const])),
@@ -481,6 +527,23 @@ describe('auction award (DESIGN §5)', () => {
         assert.equal(considered.size + decision.rejected.length, new Set(bids.map((b) => `${cidString(b)} ${b.signer}`)).size)
         assert.equal(decision.ranking[0]?.provider, award.winner)
       }), { numRuns: 80 })
+    })
+
+    it('screening rejects each bid for its first fault, edges at the decision\'s instant included', () => {
+      const screening = new Set<string>([BidRejection.WRONG_JOB, BidRejection.OVER_MAX_PRICE, BidRejection.EXPIRED, BidRejection.LATE_START])
+      fc.assert(fc.property(scenario, (s) => {
+        const { bids, input } = build(s)
+        const decision = decideAward(input)
+        const reasons = new Map(decision.rejected.map((r) => [r.cid, r.reason]))
+        s.specs.forEach((spec, i) => {
+          const expected = spec.fault === 'wrong-job'
+            ? BidRejection.WRONG_JOB
+            : spec.price > s.maxPrice ? BidRejection.OVER_MAX_PRICE : spec.fault === 'expired' ? BidRejection.EXPIRED : spec.fault === 'late-start' ? BidRejection.LATE_START : undefined
+          const got = reasons.get(cidString(bids[i] as AuctionBid))
+          if (expected !== undefined) assert.equal(got, expected, `${spec.fault} at ${spec.price}`)
+          else assert.ok(got === undefined || !screening.has(got), `${spec.fault} rejected as ${String(got)}`)
+        })
+      }), { numRuns: 120 })
     })
 
     it('pays first-price at the ask and second-score within [ask, maxPrice] at the winning threshold', () => {

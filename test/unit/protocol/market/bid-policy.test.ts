@@ -101,6 +101,21 @@ describe('market/bid-policy', () => {
       assert.equal(b.fit, 0)
     })
 
+    it('maxStartDelaySec 0 bids only a start at now; a start exactly the delay after now is still in time', () => {
+      const now0 = makeJob({ sla: { maxStartDelaySec: 0 } })
+      assert.equal(bid(decideBid(now0, state(), NOW)).startBy, NOW)
+      const opensLater = makeAd({ availability: { timeZone: 'UTC', windows: [{ day: 1, start: 601, end: 900 }] } })
+      assert.equal(reason(decideBid(now0, state(opensLater), NOW)), 'CALENDAR')
+      assert.equal(bid(decideBid(makeJob({ sla: { maxStartDelaySec: 60 } }), state(opensLater), NOW)).startBy, NOW + M)
+      // GPUs held until exactly now are free now; GPUs freeing one minute later are not, with no delay allowed
+      const endsNow = [alloc('A', 'silver', [0, 1, 2, 3], NOW)]
+      assert.equal(bid(decideBid(now0, state(makeAd(), endsNow), NOW)).startBy, NOW)
+      const endsSoon = [alloc('A', 'silver', [0, 1, 2, 3], NOW + M)]
+      assert.equal(reason(decideBid(now0, state(makeAd(), endsSoon), NOW)), 'BUSY')
+      assert.equal(bid(decideBid(makeJob({ sla: { maxStartDelaySec: 60 } }), state(makeAd(), endsSoon), NOW)).startBy, NOW + M)
+      assert.equal(reason(decideBid(makeJob({ sla: { maxStartDelaySec: 59 } }), state(makeAd(), endsSoon), NOW)), 'BUSY')
+    })
+
     it('bids on CPU-only jobs without GPU checks, per job-hour', () => {
       const ad = makeAd({ gpus: [] })
       assert.deepEqual(decideBid(makeJob({ resources: { gpus: 0, minVramGB: 0 } }), state(ad, [], { maxGpuTempC: 99 }), NOW), {

@@ -928,18 +928,23 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       const reached = new Set<string>()
       let pays = 0
       fc.assert(fc.property(choices, (cs) => {
-        let t = at(0)
-        const run = checkRequesterRun((s, i) => {
-          const c = cs[i]
-          if (c === undefined) return undefined
-          t += c.gap
-          return guidedRequesterEvent(s, c, i, t, (next) => { t = next })
-        })
+        const run = guidedRequesterRun(cs, PROP_INIT)
         for (const status of run.statuses) reached.add(status)
         pays += run.pays
       }), { numRuns: 1000 })
       assert.ok(pays > 0, 'some runs paid')
       assert.deepEqual(Object.keys(REQUESTER_TRANSITIONS).filter((st) => !reached.has(st)), [])
+    })
+
+    it('guided requester runs over generated settings (0 GPUs, max runtimes and leases that are not whole intervals, any expiry) keep the properties', () => {
+      let pays = 0
+      let zeroGpuPays = 0
+      fc.assert(fc.property(requesterSettings, choices, (init, cs) => {
+        const run = guidedRequesterRun(cs, init)
+        pays += run.pays
+        if (init.gpus === 0) zeroGpuPays += run.pays
+      }), { numRuns: 400 })
+      assert.ok(pays > 0 && zeroGpuPays > 0, `${pays} payments, ${zeroGpuPays} for 0-GPU jobs`)
     })
 
     it('random provider event sequences never throw, follow the table, and never run more than one interval plus the grace unpaid', () => {
@@ -950,18 +955,20 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       const reached = new Set<string>()
       let paidRunning = 0
       fc.assert(fc.property(choices, (cs) => {
-        let t = at(0)
-        const run = checkProviderRun((s, i) => {
-          const c = cs[i]
-          if (c === undefined) return undefined
-          t += c.gap
-          return guidedProviderEvent(s, c, t, (next) => { t = next })
-        })
+        const run = guidedProviderRun(cs, 2)
         for (const status of run.statuses) reached.add(status)
         paidRunning += run.paidRunning
       }), { numRuns: 400 })
       assert.ok(paidRunning > 0, 'some runs were paid while running')
       assert.deepEqual(Object.keys(PROVIDER_TRANSITIONS).filter((st) => !reached.has(st)), [])
+    })
+
+    it('guided provider runs for 0 to 4 GPUs keep the same properties (a 0-GPU job is billed as one unit)', () => {
+      let paidRunning = 0
+      fc.assert(fc.property(fc.integer({ min: 0, max: 4 }), choices, (gpus, cs) => {
+        paidRunning += guidedProviderRun(cs, gpus).paidRunning
+      }), { numRuns: 300 })
+      assert.ok(paidRunning > 0, 'some runs were paid while running')
     })
 
     it('the scripted tests exercise every transition in both tables', () => {
@@ -985,6 +992,19 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
 // ---------------------------------------------------------------------------------------------
 
 const PROP_INIT: RequesterJobInit = { job: JOB, bidWindowMs: 3000, expiresAt: at(300_000), gpus: 2, maxRuntimeSec: 60, leaseMs: 8000, billingIntervalSec: 3 }
+
+/**
+ * Requester settings beyond PROP_INIT: 0 GPUs (billed as one), max runtimes and leases that are not whole
+ * billing intervals, bid windows and expiries that may coincide with other deadlines.
+ */
+const requesterSettings: fc.Arbitrary<RequesterJobInit> = fc.record({
+  gpus: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 4 })),
+  billingIntervalSec: fc.constantFrom(1, 2, 3, 5, 7),
+  maxRuntimeSec: fc.integer({ min: 1, max: 40 }),
+  leaseMs: fc.oneof({ weight: 1, arbitrary: fc.constant(1000) }, { weight: 4, arbitrary: fc.constantFrom(3000, 7000, 8000) }),
+  bidWindowMs: fc.constantFrom(50, 1000, 3000),
+  expiresInMs: fc.oneof({ weight: 1, arbitrary: fc.constantFrom(1000, 3000, 60_000) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 300_000 }) }, { weight: 3, arbitrary: fc.constant(300_000) })
+}).map(({ expiresInMs, ...c }) => ({ job: JOB, expiresAt: at(expiresInMs), ...c }))
 
 const REQUESTER_EFFECTS = new Set(['publish-job', 're-auction', 'close-auction', 'explain', 'send-award', 'fetch-outputs', 'verify', 'cancel', 'pay', 'record-failure', 'wake', 'ignored'])
 const PROVIDER_EFFECTS = new Set(['review-award', 'respond-award', 'fetch-inputs', 'start-job', 'heartbeat', 'send-receipt', 'notify-preemption', 'stop-work', 'record-failure', 'wake', 'ignored'])
@@ -1065,8 +1085,9 @@ const providerEvents = timed(providerEvent) as fc.Arbitrary<ProviderEvent[]>
 // ---------------------------------------------------------------------------------------------
 
 /** Steps a requester job through `next(state, i)` until it returns undefined; checks every property on the way. */
-function checkRequesterRun (next: (s: RequesterJob, i: number) => RequesterEvent | undefined): { statuses: Set<string>, pays: number } {
-  let state = startRequesterJob(PROP_INIT, at(0)).state
+function checkRequesterRun (next: (s: RequesterJob, i: number) => RequesterEvent | undefined, init: RequesterJobInit = PROP_INIT): { statuses: Set<string>, pays: number } {
+  let state = startRequesterJob(init, at(0)).state
+  assert.equal(state.config.gpus, Math.max(1, init.gpus), 'a job is billed for at least one GPU')
   const highest = new Map<number, number>()
   const statuses = new Set<string>([state.status])
   let pays = 0
@@ -1085,6 +1106,8 @@ function checkRequesterRun (next: (s: RequesterJob, i: number) => RequesterEvent
       assert.ok(award !== undefined && award.attempt === e.attempt && started !== undefined, 'pays only a running award')
       const bound = requesterCommitBound(award.price, t.state.config.gpus, t.state.config.billingIntervalMs, t.state.now - started)
       assert.ok(e.cumulative <= bound, `pay ${e.cumulative} > bound ${bound}`)
+      const cap = chargeFor(award.price, t.state.config.gpus, t.state.config.maxRuntimeMs)
+      assert.ok(e.cumulative <= cap, `pay ${e.cumulative} beyond the max runtime's ${cap}`)
       assert.ok(e.cumulative >= (highest.get(e.attempt) ?? 0), 'cumulative never goes down')
       highest.set(e.attempt, e.cumulative)
     }
@@ -1097,8 +1120,9 @@ function checkRequesterRun (next: (s: RequesterJob, i: number) => RequesterEvent
 }
 
 /** Steps a provider job through `next(state, i)`; checks every property on the way. */
-function checkProviderRun (next: (s: ProviderJob, i: number) => ProviderEvent | undefined): { statuses: Set<string>, paidRunning: number } {
-  let state = startProviderJob({ job: JOB, requester: REQ, bid: 'b1', gpus: 2, offerExpiresAt: at(30_000) }, at(0)).state
+function checkProviderRun (next: (s: ProviderJob, i: number) => ProviderEvent | undefined, gpus = 2): { statuses: Set<string>, paidRunning: number } {
+  let state = startProviderJob({ job: JOB, requester: REQ, bid: 'b1', gpus, offerExpiresAt: at(30_000) }, at(0)).state
+  assert.equal(state.gpus, Math.max(1, gpus), 'a job is billed for at least one GPU')
   const statuses = new Set<string>([state.status])
   let bestCumulative = 0
   let bestInterval = 0
@@ -1151,6 +1175,28 @@ const choices = fc.array(fc.record({
   a: fc.nat(1_000_000),
   b: fc.nat(1_000_000)
 }), { minLength: 10, maxLength: 200, size: 'max' })
+
+/** A guided requester run of `init` driven by `cs`. */
+function guidedRequesterRun (cs: Choice[], init: RequesterJobInit): { statuses: Set<string>, pays: number } {
+  let t = at(0)
+  return checkRequesterRun((s, i) => {
+    const c = cs[i]
+    if (c === undefined) return undefined
+    t += c.gap
+    return guidedRequesterEvent(s, c, i, t, (next) => { t = next })
+  }, init)
+}
+
+/** A guided provider run for a bid of `gpus` GPUs driven by `cs`. */
+function guidedProviderRun (cs: Choice[], gpus: number): { statuses: Set<string>, paidRunning: number } {
+  let t = at(0)
+  return checkProviderRun((s, i) => {
+    const c = cs[i]
+    if (c === undefined) return undefined
+    t += c.gap
+    return guidedProviderEvent(s, c, t, (next) => { t = next })
+  }, gpus)
+}
 
 /** Pick an event type by weight with `kind` (0–999). */
 function pick<T extends string> (weights: ReadonlyArray<readonly [T, number]>, kind: number): T {
@@ -1222,7 +1268,7 @@ function guidedProviderEvent (s: ProviderJob, c: Choice, now: number, setNow: (t
         award: 'bafyreiaward',
         bid: c.fits ? 'b1' : 'b2',
         attempt: 1 + c.a % 16,
-        price: [0, 1, PRICE, 7_777_777][c.b % 4] as number,
+        price: [0, 1, PRICE, 7_777_777, 1_000_003][c.b % 5] as number,
         leaseMs: c.fits ? [3000, 9000][c.a % 2] as number : 1,
         billingIntervalSec: [2, 5, 10][c.b % 3] as number
       }
