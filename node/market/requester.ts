@@ -26,7 +26,7 @@ import { LOG_WINDOW, ExecStreamError, type ExecChannel } from '../services/exec.
 import type { MarketGossip } from './gossip.js'
 import { checkManifest, type OutputManifest } from './manifest.js'
 import { MAX_LOG_BYTES } from './provider-io.js'
-import { Reputation } from './reputation.js'
+import { Reputation } from '../../protocol/index.js'
 import type { MarketStore } from './store.js'
 import { jobView, type JobRecord } from './requester-views.js'
 import type { JobView, LedgerEntry, LogsView, ResultView } from './views.js'

@@ -27,7 +27,8 @@
  * - The award must be answered within one lease (else `no-show`); after acceptance a heartbeat
  *   (`job-status`) must come at least once per lease (else `no-heartbeat`). A failed attempt records
  *   a failure against the provider, excludes it and re-auctions, until MAX_FAILED_ATTEMPTS failures
- *   (→ failed). A preemption re-auctions without blaming the provider and without counting as a
+ *   (→ failed); a newcomer's failure before it answered the award is recorded and excluded but not
+ *   counted (AwardChoice.newcomer). A preemption re-auctions without blaming the provider and without counting as a
  *   failure, but it uses an award attempt number; AWARD_ATTEMPT_LIMIT (the schema's 16) caps those.
  * - Billing starts when the provider reports the job running (its first `running`, `uploading` or
  *   `completed` status). At each interval boundary the requester commits, in arrears, the cumulative
@@ -164,8 +165,14 @@ export function createRequesterConfig (init: RequesterJobInit): RequesterConfig 
 /** A bid of the round, as the bid store holds it (bid-store.ts). */
 export type BidRef = HeldBid
 
-/** The award logic's choice, passed in with `bidding-closed`. */
-export interface AwardChoice { bid: string, provider: string, price: number }
+/**
+ * The award logic's choice, passed in with `bidding-closed`. `newcomer`: the requester has no history
+ * with the winner (no outcome seen): a failure before it ever answered the award (no-show, decline,
+ * a dropped stream) excludes it and costs it reputation, but does not use up the job's attempts, so
+ * throw-away identities cannot exhaust a job (issue 9, bug 10); the job then ends on its own
+ * deadline (expiry) or the award attempt limit.
+ */
+export interface AwardChoice { bid: string, provider: string, price: number, newcomer?: boolean }
 
 export interface Auction {
   /** Rounds opened for this job so far (first auction, re-opened rounds and re-auctions). */
@@ -420,7 +427,7 @@ function awardTo (s: RequesterJob, winner: AwardChoice, now: number): RequesterT
 
 /** The award choice's own fields (a caller's object may carry more). */
 function pickChoice (w: AwardChoice): AwardChoice {
-  return { bid: w.bid, provider: w.provider, price: w.price }
+  return { bid: w.bid, provider: w.provider, price: w.price, ...(w.newcomer === true ? { newcomer: true } : {}) }
 }
 
 /** No acceptable bid: explain, then re-open once per attempt or expire. */
@@ -517,7 +524,9 @@ function failAttempt (s: RequesterJob, now: number, reason: FailureReason, evide
   const failure: RecordFailureEffect = { type: 'record-failure', subject: a.provider, reason, evidence: refs }
   if (detail !== undefined) failure.detail = detail
   const excluded = s.excluded.includes(a.provider) || s.excluded.length >= MAX_EXCLUDED ? s.excluded : [...s.excluded, a.provider]
-  const next = reauction({ ...s, failures: s.failures + 1, excluded }, now, reason)
+  // a stranger that never answered the award does not use up the job's attempts (AwardChoice.newcomer)
+  const counted = !(a.newcomer === true && s.status === 'awarded')
+  const next = reauction({ ...s, failures: s.failures + (counted ? 1 : 0), excluded }, now, reason)
   return { state: next.state, effects: [failure, ...next.effects] }
 }
 

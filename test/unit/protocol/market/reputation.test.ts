@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
-import { Reputation } from '../../../../node/market/reputation.js'
+import { Reputation } from '../../../../protocol/market/reputation.js'
 import { UNKNOWN_RELIABILITY, rankBids } from '../../../../protocol/market/scoring.js'
 
-describe('node Reputation (the requester\'s own view)', () => {
+describe('Reputation (the requester\'s own view)', () => {
   it('knows nothing of a newcomer and scores it at the unknown default', () => {
     assert.equal(new Reputation().reliability('peer-new'), undefined)
   })

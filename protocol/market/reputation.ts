@@ -1,13 +1,14 @@
-import { defaultScoringParams, estimateReliability, type Outcomes, type ScoringParams } from '../../protocol/index.js'
+import { defaultScoringParams, type ScoringParams } from './scoring.js'
+import { estimateReliability, type Outcomes } from './reliability.js'
 
 /**
- * This node's own view of providers' reliability (DESIGN §7: every node computes its own), used to
+ * A requester's own view of providers' reliability (DESIGN §7: every node computes its own), used to
  * weight bids. It counts the outcomes this node saw itself (a verified receipt is a success; a failed
- * attempt it blamed on the provider is a failure); the estimate is protocol/market/reliability.ts's
+ * attempt it blamed on the provider is a failure); the estimate is reliability.ts's
  * `estimateReliability`, whose prior has the scoring's unknown reliability as its mean, so one failure
  * ranks a provider below a newcomer and one success above. A provider never seen is `undefined`, which
  * scoring treats as that same unknown reliability. Gossiped evidence from others is not counted here: it
- * can be forged by Sybils, and weighing it is the trust layer's job.
+ * can be forged by Sybils, and weighing it is the trust layer's job. Pure: a map of counts.
  */
 export class Reputation {
   private readonly outcomes = new Map<string, Outcomes>()
@@ -25,5 +26,11 @@ export class Reputation {
   reliability (peer: string): number | undefined {
     const o = this.outcomes.get(peer)
     return o === undefined ? undefined : estimateReliability(o, this.params)
+  }
+
+  /** The outcomes seen of `peer` (a copy), or undefined when it has no history here. */
+  history (peer: string): Outcomes | undefined {
+    const o = this.outcomes.get(peer)
+    return o === undefined ? undefined : { ...o }
   }
 }

@@ -1,0 +1,131 @@
+/**
+ * The requester agent's events and effects (requester-agent.ts), as plain data. Ids are strings: a
+ * job is its job request's CID string, a bid its CID string, an award its CID string, peers their
+ * peer-id strings. Payloads are the opened schema payloads (CID objects inside). The shell (node/)
+ * opens messages before it turns them into events and seals what the effects ask for: the agent never
+ * needs a signature.
+ */
+import type { CID } from '../../crypto/index.js'
+import type { FailureReason } from '../messages/evidence.js'
+import type { JobRequest } from '../messages/job-request.js'
+import type { JobState } from '../messages/award.js'
+import type { AuctionBid, AwardFields } from './award.js'
+import type { EvidenceRef } from './lifecycle-shared.js'
+import type { AwardEnding, RequesterJob, RequesterStatus } from './requester-lifecycle.js'
+import type { RankedBid } from './scoring.js'
+
+/** Events about one job carry its id; `now` is the only time the agent knows. */
+interface JobEventBase { now: number, job: string }
+
+/** Events from the provider holding an award carry the attempt whose exec stream brought them. */
+interface AttemptEventBase extends JobEventBase { attempt: number, provider: string }
+
+export type RequesterAgentEvent =
+  /** A job request this node signed (`cid` is its id). */
+  | { type: 'job-submitted', now: number, cid: CID, request: JobRequest }
+  /**
+   * A job read back from the store after a restart, in the state it was saved in. One that was in
+   * flight cannot resume (its streams and timers are gone): the agent ends it as failed.
+   */
+  | { type: 'job-restored', now: number, cid: CID, request: JobRequest, state: RequesterJob }
+  /** A bid seen on gossip (opened: its signer checked); screened on arrival. */
+  | { type: 'bid-seen', now: number, bid: AuctionBid, model: string, region: string }
+  /** The shell's answer to `send-award`: it sealed the award as `award` (its CID string). */
+  | { type: 'award-sealed', now: number, job: string, attempt: number, award: string, paymentRule: 'first-price' | 'second-score' }
+  | (AttemptEventBase & { type: 'award-response', decision: 'accept' | 'decline', reason?: string })
+  /** A `job-status` heartbeat. */
+  | (AttemptEventBase & { type: 'job-status', seq: number, state: JobState, gpuSeconds: number, message?: string })
+  /** A receipt; `forThisRequester`: it names this node as the requester. */
+  | (AttemptEventBase & { type: 'receipt', exitCode: number, gpuSeconds: number, forThisRequester: boolean })
+  /** The shell fetched the receipt's outputs and recomputed every CID (`files` of them). */
+  | (AttemptEventBase & { type: 'outputs-verified', files: number, missingOutputs?: string[] })
+  | (AttemptEventBase & { type: 'outputs-mismatch', detail: string })
+  /** The exec stream ended before the receipt: `remote` is the provider's doing, `local` this node's. */
+  | (AttemptEventBase & { type: 'stream-failed', fault: 'local' | 'remote', detail: string })
+  /** The shell could not open the exec stream (the no-show deadline decides). */
+  | (AttemptEventBase & { type: 'unreachable', detail: string })
+  /** The shell sent (or tried to send) the payment a `pay` effect asked for. */
+  | (JobEventBase & { type: 'payment-sent', attempt: number, cumulative: number })
+  | (JobEventBase & { type: 'cancel' })
+  /** A `wake` came due (or any time: deadlines due by `now` are handled). Without `job`: every job. */
+  | { type: 'tick', now: number, job?: string }
+
+export type RequesterAgentEffect =
+  | { type: 'publish-job', job: string }
+  /** Re-auction: gossip an auction round for the job (the shell seals it with the job's request). */
+  | { type: 'publish-round', job: string, round: number, attempt: number, excluded: string[], reason: FailureReason | 'no-bids' }
+  /**
+   * Seal and send the award (`fields` are the award's payload without its header), open the exec
+   * stream, grant the inputs; answer with `award-sealed`. `why`: one line for the job's view.
+   */
+  | { type: 'send-award', job: string, attempt: number, provider: string, price: number, fields: AwardFields, ranking: RankedBid[], why: string }
+  | { type: 'send-cancel', job: string, attempt: number, provider: string, reason: string }
+  /** Seal a cumulative payment and send it; write the ledger (final: the award's `ending`); answer `payment-sent`. */
+  | {
+    type: 'pay'
+    job: string
+    attempt: number
+    payee: string
+    interval: number
+    cumulative: number
+    gpuSeconds: number
+    final: boolean
+    ending?: AwardEnding
+  }
+  /**
+   * An award ended without a final payment (cancelled or preempted before the run, or failed): close
+   * its ledger entry at `cumulative` (what was committed), writing one if none exists, so both
+   * ledgers hold every award.
+   */
+  | { type: 'end-award', job: string, attempt: number, payee: string, ending: 'cancelled' | 'preempted' | 'failed', cumulative: number }
+  /**
+   * Seal and gossip a failure report against `subject`. `counted`: whether it used up one of the
+   * job's failed attempts (a newcomer's no-show does not).
+   */
+  | { type: 'record-failure', job: string, attempt: number, subject: string, reason: FailureReason, evidence: EvidenceRef[], detail?: string, counted: boolean }
+  /** Fetch the receipt's outputs and verify them; answer `outputs-verified` or `outputs-mismatch`. */
+  | { type: 'fetch-outputs', job: string, attempt: number, provider: string }
+  /** The round closed without an acceptable bid: look up the providers known and call explainNoBids. */
+  | { type: 'explain', job: string, round: number, bids: number }
+  /** Send a `tick` for `job` at `at`. */
+  | { type: 'wake', job: string, at: number }
+  /** A line for the job's timeline (`type` is the event kind, `peer` the provider concerned). */
+  | { type: 'note', job: string, kind: string, text: string, peer?: string }
+  /** The job reached a final status: stop its wakes, close its streams. */
+  | { type: 'finished', job: string, status: RequesterStatus, reason?: string }
+  /** Something that did not apply (for a debug log). */
+  | { type: 'ignored', job?: string, reason: string }
+
+/** A bid of the current round as the job view shows it. */
+export interface AgentBidView {
+  cid: string
+  provider: string
+  price: number
+  model: string
+  region: string
+  effectivePrice?: number
+  rejected?: string
+}
+
+/** The current award as the job view shows it. */
+export interface AgentAwardView {
+  attempt: number
+  cid: string
+  provider: string
+  bid: string
+  price: number
+  paymentRule: 'first-price' | 'second-score'
+  considered: number
+  why: string
+  awardedAt: number
+}
+
+/** What the shell may read about a job. */
+export interface AgentJobView {
+  id: string
+  state: RequesterJob
+  bids: AgentBidView[]
+  award?: AgentAwardView
+  /** Micros committed to providers, all attempts together. */
+  paid: number
+}
