@@ -139,10 +139,11 @@ export class ProviderNode {
   // -------------------------------------------------------------------------------------------
 
   private onStream (stream: StreamEnd): void {
+    // a no-show takes the stream and says nothing: it neither answers nor closes it
+    if (this.behaviour.noShow === true) return
     let bid: string | undefined
     const timer = this.world.scheduler.at(this.now() + AWARD_WAIT_MS, () => { if (bid === undefined) stream.reset('no award in time') })
     stream.onMessage((m) => {
-      if (this.behaviour.noShow === true) return
       if (bid === undefined) {
         const award = bodyOf(m, 'award')
         if (award === undefined) return stream.reset('the first frame must be an award')

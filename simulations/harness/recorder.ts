@@ -135,7 +135,9 @@ export class Recorder implements Traffic {
   /**
    * Every award whose both sides keep a ledger (`keepsLedger` says which nodes do: adversaries that
    * run no honest code keep none) checked: both lines exist, hold the same amount, are both closed,
-   * and name the same ending when the requester's is settled, cancelled or preempted.
+   * and name the same ending when the requester's is settled, cancelled or preempted. A provider that
+   * never took the award (it was gone before it came) has no line: that agrees with a requester's
+   * line closed at 0.
    */
   ledgerMismatches (keepsLedger: (node: string) => boolean = () => true): LedgerMismatch[] {
     const out: LedgerMismatch[] = []
@@ -146,7 +148,7 @@ export class Recorder implements Traffic {
       const problem = r === undefined
         ? 'the requester has no ledger line'
         : p === undefined
-          ? 'the provider has no ledger line'
+          ? (r.cumulative === 0 && r.state !== 'open' && r.state !== 'settled' ? undefined : 'the provider has no ledger line')
           : r.cumulative !== p.cumulative
             ? `amounts differ: requester ${r.cumulative}, provider ${p.cumulative}`
             : r.state === 'open' || p.state === 'open'

@@ -33,8 +33,8 @@ export interface World {
   readonly bandwidthBytesPerSec: number
   /** The execution model of `job` (its id) on `provider` (a node name). */
   execution: (job: string, provider: string) => Execution
-  /** Set how `job` runs (fields left out keep the default). */
-  setExecution: (job: string, execution: Partial<Execution>) => void
+  /** Set how `job` runs (fields left out keep the default), on `provider` only when named. */
+  setExecution: (job: string, execution: Partial<Execution>, provider?: string) => void
   /** Whether `node` keeps an honest ledger (adversaries do not). */
   keepsLedger: (node: string) => boolean
 }
