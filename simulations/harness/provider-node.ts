@@ -125,7 +125,9 @@ export class ProviderNode {
     const round = bodyOf(m, 'auction-round')
     if (round !== undefined) return this.onRound(round)
     const bid = bodyOf(m, 'bid')
-    if (bid !== undefined) return this.feed({ type: 'bid-seen', now: this.now(), bid })
+    // the agent keeps a bid only while it waits to bid on its job; with nothing pending it drops
+    // every bid, so the shell need not hand it over (the same outcome, without the call: bench:pipeline)
+    if (bid !== undefined && this.agent.pendingBids > 0) return this.feed({ type: 'bid-seen', now: this.now(), bid })
   }
 
   private onRound (r: RoundBody): void {
