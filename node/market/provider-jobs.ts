@@ -1,97 +1,77 @@
 /**
- * The provider's jobs once bid (DESIGN §6): each offer's lifecycle machine (`reduceProvider`) fed
- * one event at a time, and its effects carried out — re-checking and accepting awards, fetching
- * inputs, running the executor, streaming logs, signing statuses and receipts, publishing evidence,
- * scheduling ticks, keeping the records. provider.ts feeds it the events that come from the network
- * (awards, payments, cancels, a requester gone).
+ * The provider's jobs once bid (DESIGN §6): the shell that carries out the provider agent's per-offer
+ * effects (protocol/market/provider-agent.ts) — answering awards, fetching inputs, running the executor,
+ * streaming logs, signing statuses and receipts, publishing evidence, keeping the records — and feeds
+ * back what happened (inputs fetched, started, finished). The agent decides; nothing here does.
  *
- * Events for an offer go through its own queue, so they are reduced in order and the effects of one
- * event are carried out before the next is reduced; long work (fetching inputs, running the job)
- * runs beside the queue and feeds events back into it. Every offer is recorded in the market store
- * (`market-provider/<job>/<bid>`) on each change, and its ledger entry (`market-ledger/<award>`) once
- * it has an award. Nothing one job does escapes: effects are caught and logged one by one.
+ * Each offer's effects are carried out in order on its own queue (a receipt may wait for its result to
+ * be stored; the frames after it wait too); long work (fetching inputs, running the job) runs beside
+ * the queue. Every offer is recorded in the market store (`market-provider/<job>/<bid>`) on each
+ * change, and its ledger entry (`market-ledger/<award>`) once it has an award. Nothing one job does
+ * escapes: effects are caught and logged one by one.
  */
 import {
-  EVIDENCE_TOPIC, billedGpus, ceilSeconds, decideBid, isProviderFinal, reduceProvider,
-  type Allocation, type AwardTerms, type EvidenceRef, type JobState, type Kind, type OpenedMessage, type ProviderEffect, type ProviderEvent,
-  type ProviderStatus, type SealedMessage
+  EVIDENCE_TOPIC, billedGpus, ceilSeconds,
+  type Cancel, type JobState, type Kind, type EvidenceRef, type OfferEffect, type OpenedMessage, type ProviderAgentEffect, type ProviderAgentEvent, type ProviderOfferView,
+  type Scheduler, type SealedMessage
 } from '../../protocol/index.js'
 import type { Logger } from '../logger.js'
 import { MAX_LOG_CHUNK, type ExecFrame } from '../services/exec.js'
 import { fetchInputs, storeResult } from './provider-io.js'
 import { sealAwardResponse, sealFailureReport, sealReceipt, sealStatus, type JobRef } from './provider-messages.js'
-import { gpusOf, idOf, offerLedgerEntry, offerRecord, type Offer, type ProviderMarketOptions } from './provider-offer.js'
+import { idOf, offerLedgerEntry, offerRecord, type Offer, type ProviderMarketOptions } from './provider-offer.js'
 
-/** Notice a preempted bronze job gets before its work stops. */
-export const DEFAULT_PREEMPT_NOTICE_MS = 2_000
 /** All of a job's inputs together. */
 export const DEFAULT_MAX_INPUT_BYTES = 256 * 1024 * 1024
 /** After a job ends, the stream is aborted if the requester has not closed its side by then. */
 const LINGER_MS = 30_000
+/** How long stop() waits for the records to be written. */
+const STOP_WAIT_MS = 2_000
 
-/** A ProviderEvent without its time: `now` is read when the event is reduced. */
-export type EventInput = ProviderEvent extends infer E ? (E extends { now: number } ? Omit<E, 'now'> : never) : never
+type Feed = (event: ProviderAgentEvent) => void
+type Lookup = (bid: string) => ProviderOfferView | undefined
+type Ended = Extract<ProviderAgentEffect, { type: 'offer-updated' | 'offer-ended' }>
 
 export class ProviderJobs {
-  /** Live offers by bid CID; an offer leaves in its final status. */
+  /** Offers by bid CID: from the bid until the job has ended and its stream is gone. */
   readonly offers = new Map<string, Offer>()
-  /** Offers that ended, by final status. */
-  readonly ended: Partial<Record<ProviderStatus, number>> = {}
-  /**
-   * Jobs this node preempted (job id → the request's expiry): it does not bid on their next rounds,
-   * which would only make them wait for the work that displaced them.
-   */
-  readonly preempted = new Map<string, number>()
-  /** Jobs waiting for GPUs: woken whenever an allocation is released. */
-  private readonly waiters = new Set<() => void>()
   private stopped = false
 
-  constructor (private readonly options: ProviderMarketOptions) {}
+  constructor (
+    private readonly options: ProviderMarketOptions,
+    private readonly scheduler: Scheduler,
+    /** Hands an event to the agent (provider.ts). */
+    private readonly feed: Feed,
+    /** The agent's view of an offer. */
+    private readonly view: Lookup
+  ) {}
 
   private get log (): Logger { return this.options.log }
-  private now (): number { return this.options.now() }
+  private now (): number { return this.scheduler.now() }
 
-  /** Track a new offer: carry out the effects of its first transition and record it. */
-  add (offer: Offer, effects: readonly ProviderEffect[]): void {
+  /** Track a bid just sealed; the agent's offer-updated records it. */
+  add (offer: Offer): void {
     this.offers.set(offer.bid.cid.toString(), offer)
-    for (const effect of effects) void this.carryOut(offer, effect)
     this.keepEnvelope(offer, offer.request)
     this.keepEnvelope(offer, offer.bid)
-    this.persist(offer)
   }
 
-  /** GPUs committed to awarded jobs (bids are not allocations until an award is accepted). */
-  allocations (): Allocation[] {
-    return [...this.offers.values()].flatMap((o) => o.allocation !== undefined ? [o.allocation] : [])
-  }
-
-  /** Queue an event for the offer's machine. */
-  feed (offer: Offer, event: EventInput): void {
-    if (this.stopped) return
-    offer.queue = offer.queue.then(async () => { await this.apply(offer, event) }).catch((err: unknown) => {
-      this.log.error('provider job event failed', { job: idOf(offer), event: event.type, error: err })
+  /** One of the agent's per-offer effects, carried out on the offer's queue. */
+  onEffect (effect: OfferEffect | Ended): void {
+    const offer = this.offers.get(effect.bid)
+    if (offer === undefined || this.stopped) return
+    // the record and the end are read now, while the agent's view is the one the effect follows
+    if (effect.type === 'offer-updated') return this.persist(offer)
+    if (effect.type === 'offer-ended') return this.finalize(offer)
+    const work: OfferEffect = effect
+    if (work.type === 'start-job') offer.gpus = work.gpus
+    offer.queue = offer.queue.then(async () => { await this.carryOut(offer, work) }).catch((err: unknown) => {
+      this.log.error('provider effect failed', { job: idOf(offer), effect: effect.type, error: err })
     })
   }
 
-  private async apply (offer: Offer, event: EventInput): Promise<void> {
-    if (this.stopped) return
-    const { state, effects } = reduceProvider(offer.state, { ...event, now: this.now() } as ProviderEvent)
-    const changed = state !== offer.state
-    offer.state = state
-    for (const effect of effects) {
-      try {
-        await this.carryOut(offer, effect)
-      } catch (err) {
-        this.log.error('provider effect failed', { job: idOf(offer), effect: effect.type, error: err })
-      }
-    }
-    if (changed || event.type === 'payment-received') this.persist(offer)
-    if (isProviderFinal(state.status)) this.finalize(offer)
-  }
-
-  async carryOut (offer: Offer, effect: ProviderEffect): Promise<void> {
+  private async carryOut (offer: Offer, effect: OfferEffect): Promise<void> {
     switch (effect.type) {
-      case 'review-award': return this.review(offer, effect.award)
       case 'respond-award': {
         const response = sealAwardResponse(this.options.signer, this.ref(offer), effect.decision, effect.reason, this.now())
         this.keepEnvelope(offer, response, 'award-response')
@@ -99,8 +79,9 @@ export class ProviderJobs {
       }
       case 'fetch-inputs': return this.spawn(offer, this.fetchInputs(offer))
       case 'start-job': return this.spawn(offer, this.startJob(offer))
-      case 'heartbeat': return this.sendStatus(offer, effect.state, effect.gpuSeconds, effect.seq)
-      case 'notify-preemption': return this.sendStatus(offer, 'preempted', this.gpuSecondsSoFar(offer), 0, `preempted: ${effect.noticeMs} ms notice`)
+      case 'heartbeat': return this.sendStatus(offer, effect.state, effect.gpuSeconds, effect.seq, effect.message)
+      // dated when the agent gave the notice: the work stops `noticeMs` after that, whenever this is signed
+      case 'notify-preemption': return this.sendStatus(offer, 'preempted', effect.gpuSeconds, 0, effect.message, effect.at)
       case 'send-receipt': return await this.sendReceipt(offer, effect)
       case 'stop-work': return offer.work?.abort(new Error(`work stopped: ${effect.reason}`))
       case 'record-failure': {
@@ -109,36 +90,12 @@ export class ProviderJobs {
         this.log.warn('failure recorded', { job: idOf(offer), subject: effect.subject, reason: effect.reason, detail: effect.detail })
         return this.publishEvidence(offer, report)
       }
-      case 'wake': return this.wake(offer, effect.at)
-      case 'ignored': return this.log.debug('provider event ignored', { job: idOf(offer), reason: effect.reason })
     }
   }
 
-  /** Re-check the award against the calendar and load now; commit the GPUs when it still fits. */
-  private review (offer: Offer, terms: AwardTerms): void {
-    const ad = this.options.ad()
-    const job = offer.request.payload
-    const now = this.now()
-    const decision = ad === undefined ? undefined : decideBid(job, { ad: ad.payload, allocations: this.allocations() }, now)
-    const reason = decision === undefined
-      ? 'this node no longer sells'
-      : decision.kind === 'decline'
-        ? `${decision.reason}: ${decision.detail}`
-        : terms.price < offer.bid.payload.price ? `the award pays ${terms.price}, below the ask of ${offer.bid.payload.price}` : undefined
-    if (decision?.kind !== 'bid' || reason !== undefined) {
-      this.log.info('declining an award', { job: idOf(offer), reason })
-      return this.feed(offer, { type: 'decline-award', ...(reason !== undefined ? { reason } : {}) })
-    }
-    // committed now, before the acceptance is reduced, so a second award cannot take the same GPUs
-    offer.allocation = { job: idOf(offer), gpus: decision.gpus, tier: job.sla.tier, price: terms.price, startedAt: decision.startBy, endsAt: decision.startBy + job.workload.maxRuntimeSec * 1000 }
-    offer.displaces = [...this.offers.values()].filter((o) => o !== offer && o.allocation !== undefined && decision.preempts.includes(idOf(o)))
-    for (const [id, expiresAt] of this.preempted) if (expiresAt <= now) this.preempted.delete(id)
-    for (const other of offer.displaces) {
-      this.preempted.set(idOf(other), other.request.payload.expiresAt)
-      this.log.info('preempting a bronze job', { job: idOf(other), for: idOf(offer) })
-      this.feed(other, { type: 'preempt', noticeMs: this.options.preemptNoticeMs ?? DEFAULT_PREEMPT_NOTICE_MS })
-    }
-    this.feed(offer, { type: 'accept-award' })
+  private event (offer: Offer, event: { type: 'inputs-fetched' | 'started' } | { type: 'finished', exitCode: number, gpuSeconds: number, outputBytes?: number, note?: string }): void {
+    if (this.stopped) return
+    this.feed({ ...event, now: this.now(), bid: offer.bid.cid.toString() })
   }
 
   private async fetchInputs (offer: Offer): Promise<void> {
@@ -158,19 +115,19 @@ export class ProviderJobs {
       if (signal.aborted) return
       return this.fail(offer, `inputs could not be fetched: ${(err as Error).message}`)
     }
-    this.feed(offer, { type: 'inputs-fetched' })
+    this.event(offer, { type: 'inputs-fetched' })
   }
 
+  /** The agent says the job may start now, on `offer.gpus`. */
   private async startJob (offer: Offer): Promise<void> {
     const job = offer.request.payload
     const signal = (offer.work ??= new AbortController()).signal
     const executor = this.options.executors[job.workload.executor]
     if (executor === undefined) return this.fail(offer, `executor "${job.workload.executor}" not available`)
-    await this.waitForStart(offer, signal)
     if (signal.aborted || offer.finalized) return
-    const gpus = gpusOf(offer)
+    const gpus = offer.gpus
     const startedAt = this.now()
-    this.feed(offer, { type: 'started' })
+    this.event(offer, { type: 'started' })
     this.log.info('job started', { job: idOf(offer), executor: executor.kind, gpus })
     try {
       const result = await executor.run({
@@ -195,62 +152,17 @@ export class ProviderJobs {
       this.log.info('job finished', { job: idOf(offer), exitCode, gpuSeconds, outputs: offer.result.files.length, reason: result.reason })
       // the requester fetches these before its final payment: the lifecycle allows for it
       const outputBytes = offer.result.files.reduce((n, f) => n + f.size, 0)
-      this.feed(offer, { type: 'finished', exitCode, gpuSeconds, outputBytes })
+      this.event(offer, { type: 'finished', exitCode, gpuSeconds, outputBytes })
     } catch (err) {
       if (!signal.aborted && !offer.finalized) this.fail(offer, `internal error: ${(err as Error).message}`)
       throw err
     }
   }
 
-  /**
-   * Wait until the job may start: once the bronze jobs it preempts have given their GPUs up (at most
-   * the notice and a margin later), at its committed start — or earlier, when GPUs it can use come
-   * free sooner (an allocation in its way ended early) and the calendar allows it now.
-   */
-  private async waitForStart (offer: Offer, signal: AbortSignal): Promise<void> {
-    const preemptedBy = this.now() + (this.options.preemptNoticeMs ?? DEFAULT_PREEMPT_NOTICE_MS) + 5_000
-    while (!signal.aborted && !offer.finalized) {
-      const now = this.now()
-      const preempting = now < preemptedBy && offer.displaces.some((o) => !o.finalized)
-      if (!preempting && this.mayStart(offer, now)) return
-      await this.released(preempting ? preemptedBy : offer.allocation?.startedAt ?? now, signal)
-    }
-  }
-
-  /** True when the job may start at `now`; moves its allocation when it starts early. */
-  private mayStart (offer: Offer, now: number): boolean {
-    const held = offer.allocation
-    const ad = this.options.ad()
-    if (held === undefined || held.startedAt <= now) return true
-    if (ad === undefined) return false
-    const job = offer.request.payload
-    const early = decideBid(job, { ad: ad.payload, allocations: this.allocations().filter((a) => a !== held) }, now)
-    if (early.kind !== 'bid' || early.startBy > now || early.preempts.length > 0) return false
-    offer.allocation = { ...held, gpus: early.gpus, startedAt: now, endsAt: now + job.workload.maxRuntimeSec * 1000 }
-    return true
-  }
-
-  /** Resolves at `until` (by options.now()), when an allocation is released, or on abort. */
-  private async released (until: number, signal: AbortSignal): Promise<void> {
-    await new Promise<void>((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer)
-        this.waiters.delete(done)
-        signal.removeEventListener('abort', done)
-        resolve()
-      }
-      const timer = setTimeout(done, Math.min(Math.max(1, until - this.now()), 2 ** 31 - 1))
-      timer.unref()
-      this.waiters.add(done)
-      signal.addEventListener('abort', done, { once: true })
-    })
-  }
-
   /** The job cannot go on: an exit code of −1 (the lifecycle allows it before and while running). */
   private fail (offer: Offer, why: string): void {
     this.log.warn('job failed', { job: idOf(offer), error: why })
-    offer.note = why
-    this.feed(offer, { type: 'finished', exitCode: -1, gpuSeconds: 0 })
+    this.event(offer, { type: 'finished', exitCode: -1, gpuSeconds: 0, note: why })
   }
 
   /** Keep a log chunk (up to the stored-log cap) and stream what the requester's credit allows. */
@@ -282,12 +194,10 @@ export class ProviderJobs {
   }
 
   /** A job-status; its seq stays strictly increasing across heartbeats and extra notices. */
-  private sendStatus (offer: Offer, state: JobState, gpuSeconds: number, seq: number, message?: string): void {
+  private sendStatus (offer: Offer, state: JobState, gpuSeconds: number, seq: number, message: string | undefined, at = this.now()): void {
     if (offer.award === undefined) return
     offer.statusSeq = Math.max(seq, offer.statusSeq + 1)
-    const final = state === 'failed' || state === 'cancelled' || (state === 'preempted' && isProviderFinal(offer.state.status))
-    const note = message ?? (final ? offer.note ?? offer.state.reason : undefined)
-    const status = sealStatus(this.options.signer, this.ref(offer), offer.statusSeq, state, gpuSeconds, note, this.now())
+    const status = sealStatus(this.options.signer, this.ref(offer), offer.statusSeq, state, gpuSeconds, message, at)
     offer.evidence['last-status'] = status.bytes
     // periodic heartbeats repeat their state: keep only the changes
     if (state !== offer.lastState) this.keepEnvelope(offer, status, 'last-status')
@@ -295,7 +205,7 @@ export class ProviderJobs {
     this.send(offer, { type: 'message', bytes: status.bytes })
   }
 
-  private async sendReceipt (offer: Offer, effect: Extract<ProviderEffect, { type: 'send-receipt' }>): Promise<void> {
+  private async sendReceipt (offer: Offer, effect: Extract<OfferEffect, { type: 'send-receipt' }>): Promise<void> {
     const job = offer.request.payload
     offer.result ??= await storeResult(this.options.blobs, [], [], offer.log.bytes(), offer.request.signer)
     const receipt = sealReceipt(this.options.signer, this.ref(offer), {
@@ -307,7 +217,7 @@ export class ProviderJobs {
       startedAt: effect.startedAt,
       endedAt: effect.endedAt,
       gpuSeconds: effect.gpuSeconds,
-      gpus: gpusOf(offer),
+      gpus: offer.gpus,
       executor: job.workload.executor
     }, this.now())
     this.keepEnvelope(offer, receipt, 'receipt')
@@ -322,43 +232,28 @@ export class ProviderJobs {
     })
   }
 
-  /**
-   * A tick at or after `at` by options.now(). A timer may fire a little before the clock reaches
-   * `at` (timers and the wall clock drift apart); the machine would take that tick as early and
-   * keep waiting for the wake it asked for, so the timer is re-armed until `at` has really come.
-   */
-  private wake (offer: Offer, at: number): void {
-    if (this.stopped || offer.finalized) return
-    const left = at - this.now()
-    const timer = setTimeout(() => {
-      offer.timers.delete(timer)
-      if (at > this.now()) return this.wake(offer, at)
-      this.feed(offer, { type: 'tick' })
-    }, Math.min(Math.max(0, left), 2 ** 31 - 1))
-    timer.unref()
-    offer.timers.add(timer)
-  }
-
-  /** A final status: release the GPUs and timers, close the stream once the last frames are out. */
+  /** A final status: stop the work, close the stream once the last frames are out. */
   private finalize (offer: Offer): void {
     if (offer.finalized) return
     offer.finalized = true
-    for (const timer of offer.timers) clearTimeout(timer)
-    offer.timers.clear()
-    offer.work?.abort(new Error(`the job is ${offer.state.status}`))
-    offer.allocation = undefined
+    offer.work?.abort(new Error('the job has ended'))
     offer.inputs = undefined
-    this.offers.delete(offer.bid.cid.toString())
-    for (const wake of [...this.waiters]) wake()
-    const status = offer.state.status
-    this.ended[status] = (this.ended[status] ?? 0) + 1
-    if (offer.award !== undefined) this.log.info('job ended', { job: idOf(offer), status, reason: offer.state.reason })
     const channel = offer.channel
-    if (channel === undefined) return
-    void channel.close().catch(() => {})
-    if (offer.streamEnded) return
-    offer.linger = setTimeout(() => { channel.abort(new Error('the job has ended')) }, LINGER_MS)
-    offer.linger.unref()
+    if (channel === undefined || offer.streamEnded === true) {
+      this.offers.delete(offer.bid.cid.toString())
+      if (channel === undefined) return
+    }
+    // after the frames queued before the end
+    offer.queue = offer.queue.then(async () => {
+      await channel.close().catch(() => {})
+      if (offer.streamEnded === true) return
+      offer.linger = this.scheduler.at(this.now() + LINGER_MS, () => { channel.abort(new Error('the job has ended')) })
+    })
+  }
+
+  /** The offer's exec stream has ended: an ended offer is forgotten. */
+  streamEnded (offer: Offer): void {
+    if (offer.finalized) this.offers.delete(offer.bid.cid.toString())
   }
 
   // -------------------------------------------------------------------------------------------
@@ -380,11 +275,6 @@ export class ProviderJobs {
     work.catch((err: unknown) => { this.log.error('provider job work failed', { job: idOf(offer), error: err }) })
   }
 
-  private gpuSecondsSoFar (offer: Offer): number {
-    const started = offer.state.startedAt
-    return started === undefined ? 0 : offer.state.gpus * Math.floor(Math.max(0, this.now() - started) / 1000)
-  }
-
   /** Keep a signed envelope in the store (and, when named, as evidence for a failure report). */
   keepEnvelope (offer: Offer, message: SealedMessage<Kind>, ref?: EvidenceRef): void {
     const cid = message.cid.toString()
@@ -397,8 +287,11 @@ export class ProviderJobs {
 
   /** Record the offer (and its ledger entry once awarded); writes stay in order per offer. */
   persist (offer: Offer): void {
-    const record = offerRecord(offer, this.now())
-    const entry = offerLedgerEntry(offer, this.now())
+    const view = this.view(offer.bid.cid.toString())
+    if (view === undefined) return
+    offer.gpus = [...view.gpus]
+    const record = offerRecord(offer, view, this.now())
+    const entry = offerLedgerEntry(offer, view, this.now())
     this.write(offer, async () => {
       await this.options.store.put('provider', `${record.job}/${record.bid}`, record)
       if (entry !== undefined) await this.options.store.putLedger(entry)
@@ -416,17 +309,15 @@ export class ProviderJobs {
     this.stopped = true
     const offers = [...this.offers.values()]
     for (const offer of offers) {
-      for (const timer of offer.timers) clearTimeout(timer)
-      offer.timers.clear()
-      clearTimeout(offer.linger)
+      offer.linger?.()
       offer.work?.abort(new Error('the provider is stopping'))
       offer.channel?.abort(new Error('the provider is stopping'))
     }
-    let timer: NodeJS.Timeout | undefined
+    let cancel: Cancel | undefined
     await Promise.race([
       Promise.allSettled(offers.map(async (o) => { await o.queue; await o.saving })),
-      new Promise<void>((resolve) => { timer = setTimeout(resolve, 2_000); timer.unref() })
+      new Promise<void>((resolve) => { cancel = this.scheduler.at(this.now() + STOP_WAIT_MS, resolve) })
     ])
-    clearTimeout(timer)
+    cancel?.()
   }
 }

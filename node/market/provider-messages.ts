@@ -11,8 +11,6 @@ import {
 
 const MINUTE = 60_000
 const DAY = 24 * 60 * MINUTE
-/** A bid stays valid this long after its round's window closes (the requester decides by then). */
-export const BID_GRACE_MS = MINUTE
 /** An award response only matters while the award is being handled. */
 export const RESPONSE_LIFETIME_MS = 10 * MINUTE
 /** A status is evidence of liveness for a short while (the kind allows 15 min). */
@@ -34,13 +32,13 @@ export function clip (text: string, maxBytes: number): string {
   return `${out}...`
 }
 
-/** The bid for `request` on the terms of `decision`, valid until `closesAt` + BID_GRACE_MS. */
+/** The bid for `request` on the terms of `decision`, valid until `expiresAt` (the agent's: its round's close + the bid grace). */
 export function sealBid (
   signer: Signer,
   request: OpenedMessage<'job-request'>,
   decision: Extract<BidDecision, { kind: 'bid' }>,
   ad: SealedMessage<'capability-ad'>,
-  closesAt: number,
+  expiresAt: number,
   now: number
 ): SealedMessage<'bid'> {
   const a: CapabilityAd = ad.payload
@@ -48,7 +46,7 @@ export function sealBid (
   return sealMessage(signer, 'bid', {
     v: 1,
     issuedAt: now,
-    expiresAt: closesAt + BID_GRACE_MS,
+    expiresAt,
     job: request.cid,
     provider: signer.peerId,
     price: decision.price,

@@ -1,14 +1,14 @@
 /**
  * The provider side's shared shapes (node/market/provider.ts, provider-jobs.ts): its options, and
- * the `Offer` — one bid sent, and the job when it wins: the lifecycle state with everything node/
- * keeps beside it (the exec stream, the evidence, the run) — with the two records written from it,
- * the provider's job record and its ledger entry.
+ * the `Offer` — one bid sent, and the job when it wins: what the shell keeps beside the agent's state
+ * (the exec stream, the evidence, the run) — with the two records written from both, the provider's
+ * job record and its ledger entry.
  */
 import type { PeerId } from '@libp2p/interface'
 import type { Signer } from '../../crypto/index.js'
 import {
   isProviderFinal,
-  type Allocation, type EvidenceRef, type MarketParams, type Scheduler, type JobState, type OpenedMessage, type ProviderJob, type SealedMessage
+  type Cancel, type EvidenceRef, type MarketParams, type Scheduler, type JobState, type OpenedMessage, type ProviderJob, type ProviderOfferView, type SealedMessage
 } from '../../protocol/index.js'
 import type { BlobStore } from '../blobs/store.js'
 import type { Executor } from '../executors/types.js'
@@ -38,7 +38,7 @@ export interface ProviderMarketOptions {
   scheduler?: Scheduler
   log: Logger
   metrics?: NodeMetrics
-  /** Notice a preempted bronze job gets (default DEFAULT_PREEMPT_NOTICE_MS). */
+  /** Notice a preempted bronze job gets (default params.preemptNoticeMs). */
   preemptNoticeMs?: number
   /** All of a job's inputs together (default DEFAULT_MAX_INPUT_BYTES). */
   maxInputBytes?: number
@@ -47,26 +47,26 @@ export interface ProviderMarketOptions {
 }
 
 
+/**
+ * The shell's side of one bid sent (the agent, protocol/market/provider-agent.ts, holds its decisions
+ * and lifecycle state): the signed messages, the exec stream, the evidence, the run and its log.
+ */
 export interface Offer {
   request: OpenedMessage<'job-request'>
   /** The auction round the bid was for (1 = the job request itself). */
   round: number
   bid: SealedMessage<'bid'>
-  state: ProviderJob
-  /** Events reduced one at a time; store writes in order. */
+  /** The agent's effects carried out in order (some are async); store writes in order. */
   queue: Promise<void>
   saving: Promise<void>
-  timers: Set<NodeJS.Timeout>
   /** Signed envelopes a failure report may embed, and the CIDs of those kept in the store. */
   evidence: Partial<Record<EvidenceRef, Uint8Array>>
   envelopes: Partial<Record<EvidenceRef, string>>
   channel?: ExecChannel
   requesterId?: PeerId
   award?: OpenedMessage<'award'>
-  /** GPUs committed once the award is accepted; released in a final status. */
-  allocation?: Allocation
-  /** Preempted jobs whose GPUs this one waits for. */
-  displaces: Offer[]
+  /** The GPUs the job holds (the bid's until the agent commits others). */
+  gpus: string[]
   /** Aborts the input fetch and the run (stop-work). */
   work?: AbortController
   inputs?: JobInput[]
@@ -75,44 +75,35 @@ export interface Offer {
   /** Log bytes sent on the stream so far, and the requester's credit (send below it only). */
   logSent: number
   logCredit: number
-  /** Last job-status seq sent, the state it carried, and a note for the next final status. */
+  /** Last job-status seq sent and the state it carried. */
   statusSeq: number
   lastState?: JobState
-  note?: string
-  /** The latest valid payment from the requester. */
-  payment: { seq: number, cumulative: number, gpuSeconds: number }
   finalized: boolean
   /** The requester's side of the stream has ended. */
   streamEnded?: boolean
-  linger?: NodeJS.Timeout
+  linger?: Cancel
 }
 
-export function newOffer (request: OpenedMessage<'job-request'>, round: number, bid: SealedMessage<'bid'>, state: ProviderJob): Offer {
+export function newOffer (request: OpenedMessage<'job-request'>, round: number, bid: SealedMessage<'bid'>): Offer {
   return {
     request,
     round,
     bid,
-    state,
     queue: Promise.resolve(),
     saving: Promise.resolve(),
-    timers: new Set(),
     evidence: {},
     envelopes: {},
-    displaces: [],
+    gpus: bid.payload.gpus,
     log: new LogBuffer(),
     logSent: 0,
     logCredit: LOG_WINDOW,
     statusSeq: 0,
-    payment: { seq: 0, cumulative: 0, gpuSeconds: 0 },
     finalized: false
   }
 }
 
 /** The job id (CID string). */
 export const idOf = (offer: Offer): string => offer.request.cid.toString()
-
-/** The GPUs the job holds (or would hold: the bid's). */
-export const gpusOf = (offer: Offer): string[] => offer.allocation?.gpus ?? offer.bid.payload.gpus
 
 /** `market-provider/<job>/<bid>`: plain JSON, envelopes by CID, and the whole lifecycle state. */
 export interface ProviderRecord {
@@ -131,8 +122,8 @@ export interface ProviderRecord {
   updatedAt: number
 }
 
-export function offerRecord (offer: Offer, now: number): ProviderRecord {
-  const s = offer.state
+export function offerRecord (offer: Offer, view: ProviderOfferView, now: number): ProviderRecord {
+  const s = view.state
   const result = offer.result
   return {
     job: idOf(offer),
@@ -141,7 +132,7 @@ export function offerRecord (offer: Offer, now: number): ProviderRecord {
     requester: offer.request.signer,
     status: s.status,
     ...(s.reason !== undefined ? { reason: s.reason } : {}),
-    gpus: gpusOf(offer),
+    gpus: [...view.gpus],
     envelopes: { request: idOf(offer), bid: offer.bid.cid.toString(), ...offer.envelopes },
     ...(result !== undefined ? { manifest: result.manifest.toString() } : {}),
     ...(result?.logs !== undefined ? { logs: result.logs.toString() } : {}),
@@ -151,19 +142,19 @@ export function offerRecord (offer: Offer, now: number): ProviderRecord {
 }
 
 /** The ledger entry of an awarded offer: 'open' until the job's final status, then that status. */
-export function offerLedgerEntry (offer: Offer, now: number): LedgerEntry | undefined {
+export function offerLedgerEntry (offer: Offer, view: ProviderOfferView, now: number): LedgerEntry | undefined {
   const award = offer.award
   if (award === undefined) return undefined
-  const s = offer.state
+  const s = view.state
   return {
     job: idOf(offer),
     award: award.cid.toString(),
     role: 'provider',
     counterparty: offer.request.signer,
     price: award.payload.price,
-    cumulative: offer.payment.cumulative,
-    seq: offer.payment.seq,
-    gpuSeconds: Math.max(s.finished?.gpuSeconds ?? 0, offer.payment.gpuSeconds),
+    cumulative: view.payment.cumulative,
+    seq: view.payment.seq,
+    gpuSeconds: Math.max(s.finished?.gpuSeconds ?? 0, view.payment.gpuSeconds),
     ...(s.finished !== undefined ? { owed: s.finished.owed } : {}),
     state: isProviderFinal(s.status) ? s.status : 'open',
     updatedAt: now

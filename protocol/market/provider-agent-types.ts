@@ -67,8 +67,8 @@ type OfferLifecycleEffect =
   | Exclude<ProviderEffect, { type: 'review-award' | 'wake' | 'ignored' | 'heartbeat' | 'notify-preemption' | 'start-job' }>
   /** A job-status; `message`: the note of a final status. */
   | { type: 'heartbeat', seq: number, state: JobState, gpuSeconds: number, message?: string }
-  /** A `preempted` status with the notice, out of the heartbeat sequence. */
-  | { type: 'notify-preemption', noticeMs: number, gpuSeconds: number, message: string }
+  /** A `preempted` status with the notice, out of the heartbeat sequence; `at`: when the notice was given (the work stops at `at + noticeMs`). */
+  | { type: 'notify-preemption', noticeMs: number, gpuSeconds: number, message: string, at: number }
   /** Run the job now, on these GPUs (issued only when it may really start, early start included). */
   | { type: 'start-job', gpus: string[] }
 
@@ -76,8 +76,8 @@ type OfferLifecycleEffect =
 export type OfferEffect = OfferLifecycleEffect & { bid: string, job: string }
 
 export type ProviderAgentEffect =
-  /** Seal and publish a bid on `job` for `round` on the decision's terms, valid until `expiresAt`; answer with `bid-sealed`. */
-  | { type: 'send-bid', job: string, round: number, decision: Extract<BidDecision, { kind: 'bid' }>, closesAt: number, expiresAt: number }
+  /** Seal and publish a bid on `job` (`request`: the job as the shell passed it in) for `round` on the decision's terms, valid until `expiresAt`; answer with `bid-sealed`. */
+  | { type: 'send-bid', job: string, round: number, request: AgentJob, decision: Extract<BidDecision, { kind: 'bid' }>, closesAt: number, expiresAt: number }
   /** Refuse the award (abort the exec stream). */
   | { type: 'refuse-award', award: string, reason: AwardRefusal, message: string }
   /** The award was taken on for the bid: bind the exec stream to it and keep the award as evidence. */

@@ -225,7 +225,7 @@ export class ProviderAgent {
       if (silent) return this.note('debug', 'staying silent: enough better bids seen', { job: id, round: p.round })
     }
     this.sealing.set(k, p)
-    this.out.push({ type: 'send-bid', job: id, round: p.round, decision: p.decision, closesAt: p.closesAt, expiresAt: p.closesAt + this.params.bidGraceMs })
+    this.out.push({ type: 'send-bid', job: id, round: p.round, request: p.job, decision: p.decision, closesAt: p.closesAt, expiresAt: p.closesAt + this.params.bidGraceMs })
   }
 
   /** The shell signed the bid: track it as an offer (before it is published, so an award that comes back at once finds it). */
@@ -234,7 +234,7 @@ export class ProviderAgent {
     const p = this.sealing.get(k)
     if (p === undefined) return this.note('warn', 'a sealed bid that was not asked for', { job, round, bid })
     this.sealing.delete(k)
-    const init = startProviderJob({ job, requester: p.job.signer, bid, gpus: p.job.payload.resources.gpus, offerExpiresAt: expiresAt }, this.now)
+    const init = startProviderJob({ job, requester: p.job.signer, bid, gpus: p.job.payload.resources.gpus, offerExpiresAt: expiresAt, heartbeatsPerLease: this.params.heartbeatsPerLease }, this.now)
     const offer: Offer = { job: p.job, id: job, round, bid, bidGpus: p.decision.gpus, ask: p.decision.price, state: init.state, displaces: [], payment: { seq: 0, cumulative: 0, gpuSeconds: 0 } }
     this.live.set(bid, offer)
     this.out.push({ type: 'offer-updated', bid, job })
@@ -387,7 +387,7 @@ export class ProviderAgent {
           break
         }
         case 'notify-preemption':
-          this.push({ ...effect, gpuSeconds: gpuSecondsSoFar(state, this.now), message: `preempted: ${effect.noticeMs} ms notice`, ...tag })
+          this.push({ ...effect, gpuSeconds: gpuSecondsSoFar(state, this.now), message: `preempted: ${effect.noticeMs} ms notice`, at: this.now, ...tag })
           break
         default: this.push({ ...effect, ...tag })
       }

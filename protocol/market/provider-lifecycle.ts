@@ -76,6 +76,8 @@ export interface ProviderJobInit {
   gpus: number
   /** The bid's `expiresAt`: no award by then → lost. */
   offerExpiresAt: number
+  /** Heartbeats per lease (integer 1 … 10; default HEARTBEATS_PER_LEASE): MarketParams.heartbeatsPerLease. */
+  heartbeatsPerLease?: number
 }
 
 /** The award as the provider reads it (from a verified `award` message). */
@@ -96,6 +98,8 @@ export interface ProviderJob {
   bid: string
   gpus: number
   offerExpiresAt: number
+  /** Set when not the default HEARTBEATS_PER_LEASE. */
+  heartbeatsPerLease?: number
   now: number
   wakeAt?: number
   award?: AwardTerms & { receivedAt: number }
@@ -155,6 +159,7 @@ export type ProviderTransition = Transition<ProviderJob, ProviderEffect>
 export function startProviderJob (init: ProviderJobInit, now: number): ProviderTransition {
   assertIntIn(init.gpus, 0, 64, 'gpus')
   assertIntIn(init.offerExpiresAt, 0, Number.MAX_SAFE_INTEGER, 'offerExpiresAt')
+  if (init.heartbeatsPerLease !== undefined) assertIntIn(init.heartbeatsPerLease, 1, 10, 'heartbeatsPerLease')
   if (!isTime(now)) throw new RangeError('now must be a finite number')
   const state: ProviderJob = {
     status: 'offered',
@@ -163,6 +168,7 @@ export function startProviderJob (init: ProviderJobInit, now: number): ProviderT
     bid: init.bid,
     gpus: billedGpus(init.gpus),
     offerExpiresAt: init.offerExpiresAt,
+    ...(init.heartbeatsPerLease !== undefined && init.heartbeatsPerLease !== HEARTBEATS_PER_LEASE ? { heartbeatsPerLease: init.heartbeatsPerLease } : {}),
     now,
     inputsReady: false,
     statusSeq: 0,
@@ -321,7 +327,7 @@ function heartbeat (s: ProviderJob, state: JobState, now: number): [ProviderJob,
 }
 
 function heartbeatMs (s: ProviderJob): number {
-  return Math.max(1, Math.floor((s.award?.leaseMs ?? 3_000) / HEARTBEATS_PER_LEASE))
+  return Math.max(1, Math.floor((s.award?.leaseMs ?? 3_000) / (s.heartbeatsPerLease ?? HEARTBEATS_PER_LEASE)))
 }
 
 function end (s: ProviderJob, status: ProviderStatus, reason: string): ProviderJob {

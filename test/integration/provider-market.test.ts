@@ -15,7 +15,7 @@ import { memory } from '@libp2p/memory'
 import { plaintext } from '@libp2p/plaintext'
 import { Identity, decodeCanonical, randomNonce, type CID } from '../../crypto/index.js'
 import {
-  EVIDENCE_TOPIC, chargeFor, jobTopics, marketTopic, openMessage, providerTopics, sealMessage,
+  EVIDENCE_TOPIC, VirtualScheduler, chargeFor, jobTopics, marketTopic, openMessage, providerTopics, sealMessage,
   type JobRequest, type Kind, type OpenedMessage, type SealedMessage
 } from '../../protocol/index.js'
 import { BlobStore } from '../../node/blobs/store.js'
@@ -24,7 +24,7 @@ import { ProcessExecutor } from '../../node/executors/process.js'
 import { buildLibp2p, type GpumeshLibp2p } from '../../node/libp2p.js'
 import { silentLoggers } from '../../node/logger.js'
 import { MarketGossip, type GossipKind } from '../../node/market/gossip.js'
-import { ProviderMarket } from '../../node/market/provider.js'
+import { AWARD_WAIT_MS, ProviderMarket } from '../../node/market/provider.js'
 import { MarketStore } from '../../node/market/store.js'
 import { createMetrics } from '../../node/metrics.js'
 import { LOG_WINDOW, type ExecChannel } from '../../node/services/exec.js'
@@ -335,6 +335,44 @@ describe('the provider market (two bare nodes, the requester played by hand)', f
     // the requester closes its side without paying: the provider stops waiting for the money
     await reader.channel.close()
     await until('the provider to close the stream', () => reader.ended)
+  })
+
+  it('refuses a stream with no award after AWARD_WAIT_MS on its scheduler\'s time, not before', async () => {
+    const clock = new VirtualScheduler(Date.now())
+    const timed = new ProviderMarket({
+      signer: providerId,
+      peerId: providerId.peerId,
+      node: provider,
+      gossip: requesterGossip,
+      store: providerStore,
+      blobs: requesterBlobs,
+      executors: {},
+      ad: () => undefined,
+      now: Date.now,
+      scheduler: clock,
+      log: silentLoggers.forComponent('provider'),
+      metrics
+    })
+    const refusals = async (): Promise<number> => (await metrics.registry.getSingleMetric('gpumesh_messages_rejected_total')?.get())?.values
+      .filter((v) => v.labels.kind === 'exec:award' && v.labels.reason === 'NO_AWARD').reduce((n, v) => n + v.value, 0) ?? 0
+    const before = await refusals()
+    provider.services.exec.onChannel = (channel) => { timed.handleChannel(channel) }
+    try {
+      const reader = new Reader(await requester.services.exec.open(provider.peerId))
+      // the provider has the stream once it waits for the award
+      await until('the provider to take the stream', () => clock.next() !== undefined)
+      const start = clock.now()
+      assert.equal(clock.next(), start + AWARD_WAIT_MS)
+      clock.runUntil(start + AWARD_WAIT_MS - 1)
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      assert.equal(reader.ended, false, 'refused before the award wait was over')
+      clock.runUntil(start + AWARD_WAIT_MS)
+      await until('the stream to be refused', () => reader.ended, 2_000)
+      assert.equal(await refusals(), before + 1)
+    } finally {
+      provider.services.exec.onChannel = (channel) => { market.handleChannel(channel) }
+      await timed.stop()
+    }
   })
 
   it('preempts a running bronze job for a silver one, with notice', async () => {
