@@ -1,0 +1,160 @@
+/**
+ * The requester's exec stream for one award (protocol/README §5.7): open it, send the award, take in
+ * what the provider sends (award response, statuses, receipt — opened and checked here, decided on by
+ * the agent), pace the log with credit and write it out, and tell the agent when the stream ends
+ * before the receipt.
+ */
+import { appendFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { peerIdFromString } from '@libp2p/peer-id'
+import { MessageRejectedError, openMessage, type OpenedMessage } from '../../protocol/index.js'
+import { LOG_WINDOW, ExecStreamError, type ExecChannel } from '../services/exec.js'
+import { MAX_LOG_BYTES } from './provider-io.js'
+import type { ActiveJob, Attempt, RequesterShell } from './requester-job.js'
+
+/** Most bytes of log kept for one job, all attempts together (the provider's own cap); the rest is cut. */
+export const MAX_JOB_LOG_BYTES = MAX_LOG_BYTES
+
+/** Open the exec stream and send the award on it; undefined (the agent told) when the provider cannot be reached. */
+export async function openStream (shell: RequesterShell, active: ActiveJob, attempt: Attempt): Promise<ExecChannel | undefined> {
+  try {
+    const channel = await shell.options.node.services.exec.open(peerIdFromString(attempt.provider))
+    attempt.channel = channel
+    await channel.sendMessage(attempt.award.bytes)
+    return channel
+  } catch (err) {
+    if (!shell.stopping) shell.dispatch(active, { type: 'unreachable', now: shell.scheduler.now(), job: active.id, attempt: attempt.number, provider: attempt.provider, detail: (err as Error).message })
+    return undefined
+  }
+}
+
+/** Handle what the provider sends on the attempt's stream (opened by openStream) until it ends. */
+export async function talk (shell: RequesterShell, active: ActiveJob, attempt: Attempt): Promise<void> {
+  const channel = await attempt.opened
+  if (channel === undefined) return
+  let failure: ExecStreamError | undefined
+  try {
+    for await (const frame of channel.frames()) {
+      if (frame.type === 'log') onLog(shell, active, attempt, frame.offset, frame.data)
+      else if (frame.type === 'message') onProviderMessage(shell, active, attempt, frame.bytes)
+    }
+  } catch (err) {
+    // the channel aborts the stream on its own failures; onLog's (credit, disk) are aborted here
+    failure = channel.fail(err instanceof ExecStreamError ? err : new ExecStreamError('LOCAL', (err as Error).message))
+  }
+  // before the receipt nothing more can come on it: the agent ends the attempt now, blaming the
+  // provider only for what it did (remote), never for this node's own limits (local)
+  if (shell.stopping || attempt.evidence.receipt !== undefined) return
+  const fault = failure?.fault ?? 'remote'
+  const detail = failure?.message ?? 'the provider closed the exec stream before its receipt'
+  shell.options.log.debug('exec stream ended', { job: active.id, fault, code: failure?.code ?? 'CLOSED', error: detail })
+  shell.dispatch(active, { type: 'stream-failed', now: shell.scheduler.now(), job: active.id, attempt: attempt.number, provider: attempt.provider, fault, detail })
+}
+
+function onProviderMessage (shell: RequesterShell, active: ActiveJob, attempt: Attempt, bytes: Uint8Array): void {
+  const now = shell.scheduler.now()
+  let message: OpenedMessage<'award-response' | 'job-status' | 'receipt'>
+  try {
+    message = openMessage(bytes, ['award-response', 'job-status', 'receipt'], { now })
+  } catch (err) {
+    if (!(err instanceof MessageRejectedError)) throw err
+    shell.options.metrics?.messagesRejected.inc({ kind: 'exec', reason: err.reason })
+    shell.options.log.warn('bad message on the exec stream', { job: active.id, error: err.message })
+    return
+  }
+  const p = message.payload
+  if (message.signer !== attempt.provider || !p.job.equals(active.request.cid)) return
+  if ('award' in p && !p.award.equals(attempt.award.cid)) return
+  const base = { now, job: active.id, attempt: attempt.number, provider: attempt.provider }
+  if (message.kind === 'award-response') {
+    const r = message.payload as OpenedMessage<'award-response'>['payload']
+    attempt.evidence['award-response'] = bytes
+    shell.dispatch(active, { type: 'award-response', ...base, decision: r.decision, ...(r.reason !== undefined ? { reason: r.reason } : {}) })
+  } else if (message.kind === 'job-status') {
+    const s = message.payload as OpenedMessage<'job-status'>['payload']
+    attempt.evidence['last-status'] = bytes
+    shell.dispatch(active, { type: 'job-status', ...base, seq: s.seq, state: s.state, gpuSeconds: s.gpuSeconds, ...(s.message !== undefined ? { message: s.message } : {}) })
+  } else {
+    onReceipt(shell, active, attempt, message as OpenedMessage<'receipt'>, bytes)
+  }
+}
+
+/** Keep the receipt (record, evidence, store) and tell the agent at once: the lease stops running there. */
+function onReceipt (shell: RequesterShell, active: ActiveJob, attempt: Attempt, receipt: OpenedMessage<'receipt'>, bytes: Uint8Array): void {
+  const r = receipt.payload
+  attempt.evidence.receipt = bytes
+  attempt.logAtReceipt = attempt.logReceived
+  attempt.receipt = receipt
+  active.record.receipt = {
+    cid: receipt.cid.toString(),
+    provider: attempt.provider,
+    exitCode: r.exitCode,
+    startedAt: r.startedAt,
+    endedAt: r.endedAt,
+    gpuSeconds: r.gpuSeconds,
+    outputs: r.outputs.toString(),
+    outputsValid: false
+  }
+  shell.dispatch(active, {
+    type: 'receipt', now: shell.scheduler.now(), job: active.id, attempt: attempt.number, provider: attempt.provider,
+    exitCode: r.exitCode, gpuSeconds: r.gpuSeconds, forThisRequester: r.requester === shell.options.signer.peerId
+  })
+  void shell.options.store.putEnvelope(receipt.cid.toString(), receipt.bytes).catch((err: unknown) => {
+    shell.options.log.error('cannot store the receipt', { job: active.id, error: err })
+  })
+}
+
+/**
+ * A log frame: it must stay within the credit given (else the provider broke the pacing: a remote
+ * fault); taken in order and written out behind the stream (so reading never waits for the disk),
+ * up to the job's log cap; each write done gives more credit, while the cap leaves room.
+ */
+function onLog (shell: RequesterShell, active: ActiveJob, attempt: Attempt, offset: number, data: Uint8Array): void {
+  const end = offset + data.byteLength
+  if (end > attempt.logCredit) {
+    cutLog(shell, active, `the provider sent log past the credit given (${end} > ${attempt.logCredit} bytes)`)
+    throw new ExecStreamError('LOG_CREDIT', `log up to byte ${end}, past the credit of ${attempt.logCredit}`)
+  }
+  if (offset !== attempt.logReceived) return // a gap or a repeat: the receipt's log blob is authoritative
+  attempt.logReceived = end
+  writeLog(shell, active, attempt, async () => {
+    attempt.logBytes = end
+    await keepLog(shell, active, data)
+    const upTo = attempt.logBytes + Math.min(LOG_WINDOW, MAX_JOB_LOG_BYTES - active.record.logBytes)
+    if (upTo - attempt.logCredit >= LOG_WINDOW / 4) {
+      attempt.logCredit = upTo
+      attempt.grants.add(upTo)
+      attempt.channel?.send({ type: 'credit', upTo }).catch(() => {})
+    }
+  })
+}
+
+/** Append to the job's log file what fits under MAX_JOB_LOG_BYTES; say so when some is cut. Call inside writeLog. */
+export async function keepLog (shell: RequesterShell, active: ActiveJob, data: Uint8Array): Promise<void> {
+  const room = MAX_JOB_LOG_BYTES - active.record.logBytes
+  const kept = data.subarray(0, Math.max(0, room))
+  if (kept.byteLength > 0) {
+    try {
+      await appendFile(join(shell.jobDir(active.id), 'log'), kept, { mode: 0o600 })
+    } catch (err) {
+      throw new ExecStreamError('LOCAL', `cannot write the job's log: ${(err as Error).message}`)
+    }
+    active.record.logBytes += kept.byteLength
+  }
+  if (active.record.logBytes >= MAX_JOB_LOG_BYTES) cutLog(shell, active, `this node keeps at most ${MAX_JOB_LOG_BYTES} bytes of log per job`)
+}
+
+export function cutLog (shell: RequesterShell, active: ActiveJob, why: string): void {
+  if (active.record.logCut !== undefined) return
+  active.record.logCut = why
+  shell.note(active, 'log-cut', `log cut at ${active.record.logBytes} bytes: ${why}`)
+}
+
+/** Queue a write to the job's log; one that fails ends the stream as this node's fault (LOCAL). */
+export function writeLog (shell: RequesterShell, active: ActiveJob, attempt: Attempt, work: () => Promise<void>): void {
+  active.logQueue = active.logQueue.then(work).catch((err: unknown) => {
+    const failure = err instanceof ExecStreamError ? err : new ExecStreamError('LOCAL', (err as Error).message)
+    shell.options.log.warn('the job log could not be written', { job: active.id, error: failure.message })
+    attempt.channel?.fail(failure)
+  })
+}

@@ -1,0 +1,99 @@
+/**
+ * What the requester's shell keeps per job beside the agent's state (protocol/market/requester-agent.ts):
+ * the signed envelopes, the exec streams, the log's pacing, the timers and the record written to the
+ * store. Nothing here decides: the agent does; the shell's files (requester*.ts) share these types.
+ */
+import type { Signer } from '../../crypto/index.js'
+import type { Cancel, EvidenceRef, JobRequest, KnownProviders, MarketParams, OpenedMessage, RequesterAgentEvent, Scheduler, SealedMessage } from '../../protocol/index.js'
+import type { BlobStore } from '../blobs/store.js'
+import type { GpumeshLibp2p } from '../libp2p.js'
+import type { Logger } from '../logger.js'
+import type { NodeMetrics } from '../metrics.js'
+import type { ExecChannel } from '../services/exec.js'
+import type { MarketGossip } from './gossip.js'
+import type { JobRecord } from './requester-views.js'
+import type { MarketStore } from './store.js'
+
+export interface RequesterOptions {
+  signer: Signer
+  node: GpumeshLibp2p
+  gossip: MarketGossip
+  store: MarketStore
+  blobs: BlobStore
+  /** Where fetched outputs and logs go: `<jobsDir>/<job id>/`. */
+  jobsDir: string
+  /** The wall clock (used only when no scheduler is given). */
+  now: () => number
+  /** The market's parameters and time (market.ts passes the daemon's; defaults: defaultMarketParams, the wall clock). */
+  params?: MarketParams
+  scheduler?: Scheduler
+  log: Logger
+  metrics?: NodeMetrics
+  /** Overrides of params.leaseMs and params.billingIntervalSec (until config folds them into params). */
+  leaseMs?: number
+  billingIntervalSec?: number
+  /** The providers that might run `job`, for the no-bids explanation (a DHT lookup: ads fetched, peers without one). */
+  knownAds?: (job: JobRequest) => Promise<KnownProviders>
+}
+
+/** What is kept per award attempt: the signed award, its stream and the envelopes that may become evidence. */
+export interface Attempt {
+  number: number
+  award: SealedMessage<'award'>
+  provider: string
+  price: number
+  channel?: ExecChannel
+  /** The exec stream being opened and the award sent on it; undefined when it cannot be reached. */
+  opened?: Promise<ExecChannel | undefined>
+  evidence: Partial<Record<EvidenceRef, Uint8Array>>
+  paySeq: number
+  /**
+   * This attempt's log (offsets are the provider's): bytes taken in from the stream (or the log blob)
+   * so far, bytes of those written out, and the credit given (counted from what is written, so the
+   * writes waiting never exceed one window).
+   */
+  logReceived: number
+  logBytes: number
+  logCredit: number
+  /** Every credit given (the first is implicit): where a stream that stopped may have been waiting. */
+  grants: Set<number>
+  /** Log bytes received when the receipt came (all the frames sent before it). */
+  logAtReceipt?: number
+  /** The receipt, once it came: its outputs are fetched on the agent's `fetch-outputs`. */
+  receipt?: OpenedMessage<'receipt'>
+}
+
+export interface ActiveJob {
+  id: string
+  record: JobRecord
+  request: SealedMessage<'job-request'>
+  attempts: Map<number, Attempt>
+  /** Pending wakes by time. */
+  wakes: Map<number, Cancel>
+  /** The agent's effects are carried out one at a time, in order. */
+  effects: Promise<void>
+  /** Writes to the job's log file, one at a time. */
+  logQueue: Promise<void>
+  /** The record write in flight (writes never hold up the effects), and whether another is due after it. */
+  saving?: Promise<void>
+  dirty: boolean
+  /** Read back from the store after a restart: its bids, award and payments are the record's, not the agent's. */
+  restored?: boolean
+}
+
+/** What the shell's parts (exec, outputs, payments) need from the market object. */
+export interface RequesterShell {
+  readonly options: RequesterOptions
+  readonly scheduler: Scheduler
+  readonly stopping: boolean
+  /** Feed an event to the agent and carry out its effects. */
+  dispatch: (active: ActiveJob, event: RequesterAgentEvent) => void
+  /** A line on the job's timeline. */
+  note: (active: ActiveJob, kind: string, text: string, peer?: string) => void
+  save: (active: ActiveJob) => void
+  jobDir: (id: string) => string
+}
+
+export function short (peer: string): string {
+  return `…${peer.slice(-8)}`
+}

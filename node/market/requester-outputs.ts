@@ -1,0 +1,96 @@
+/**
+ * The outputs of a receipt (protocol/README §5.7): fetched from the provider on the agent's
+ * `fetch-outputs`, every CID recomputed (the blob protocol hash-checks each file), written only as a
+ * fully verified set, and the log's tail completed from the receipt's log blob. The agent hears
+ * `outputs-verified` or `outputs-mismatch`; it decides what they mean.
+ */
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+import { peerIdFromString } from '@libp2p/peer-id'
+import { decodeCanonical, type CID } from '../../crypto/index.js'
+import { BlobFetchError } from '../services/blob.js'
+import { checkManifest, type OutputManifest } from './manifest.js'
+import { MAX_LOG_BYTES } from './provider-io.js'
+import { cutLog, keepLog, writeLog } from './requester-exec.js'
+import type { ActiveJob, Attempt, RequesterShell } from './requester-job.js'
+import type { ResultView } from './views.js'
+
+/** Most bytes of outputs fetched for one job, all files together. */
+export const MAX_OUTPUT_BYTES = 256 * 1024 * 1024
+const MAX_MANIFEST_BYTES = 1024 * 1024
+
+/** Fetch the outputs the attempt's receipt names and recompute every CID; then tell the agent. */
+export async function fetchAndVerify (shell: RequesterShell, active: ActiveJob, attempt: Attempt): Promise<void> {
+  const receipt = attempt.receipt
+  if (receipt === undefined) return
+  const r = receipt.payload
+  let detail: string | undefined
+  try {
+    active.record.outputs = await fetchOutputs(shell, active, attempt, r.outputs)
+  } catch (err) {
+    detail = (err as Error).message
+  }
+  if (detail === undefined) await completeLog(shell, active, attempt, r.logs)
+  const produced = new Set((active.record.outputs ?? []).map((o) => o.path))
+  const missingOutputs = detail === undefined ? [...new Set(active.request.payload.workload.outputs)].filter((p) => !produced.has(p)) : []
+  if (active.record.receipt !== undefined && active.record.receipt.cid === receipt.cid.toString()) active.record.receipt.outputsValid = detail === undefined
+  const base = { now: shell.scheduler.now(), job: active.id, attempt: attempt.number, provider: attempt.provider }
+  shell.dispatch(active, detail === undefined
+    ? { type: 'outputs-verified', ...base, files: active.record.outputs?.length ?? 0, ...(missingOutputs.length > 0 ? { missingOutputs } : {}) }
+    : { type: 'outputs-mismatch', ...base, detail })
+}
+
+async function fetchOutputs (shell: RequesterShell, active: ActiveJob, attempt: Attempt, manifestCid: CID): Promise<ResultView['outputs']> {
+  const blob = shell.options.node.services.blob
+  const peer = peerIdFromString(attempt.provider)
+  const manifestBytes = await blob.fetch(peer, manifestCid, { maxBytes: MAX_MANIFEST_BYTES })
+  const manifest: OutputManifest = checkManifest(decodeCanonical(manifestBytes), active.request.payload.workload.outputs)
+  const total = manifest.files.reduce((n, f) => n + f.size, 0)
+  if (total > MAX_OUTPUT_BYTES) throw new Error(`outputs of ${total} bytes exceed the ${MAX_OUTPUT_BYTES}-byte limit`)
+  const files: Array<{ path: string, size: number, cid: CID, bytes: Uint8Array }> = []
+  for (const f of manifest.files) {
+    // hash-checked by the blob protocol: a tampered file fails here
+    const bytes = await blob.fetch(peer, f.cid, { maxBytes: f.size })
+    if (bytes.byteLength !== f.size) throw new Error(`${f.path}: ${bytes.byteLength} bytes, the manifest says ${f.size}`)
+    files.push({ ...f, bytes })
+  }
+  // write only a fully verified set, replacing any earlier attempt's
+  const dir = join(shell.jobDir(active.id), 'outputs')
+  const staging = `${dir}.partial`
+  await rm(staging, { recursive: true, force: true })
+  for (const f of files) {
+    const target = join(staging, f.path)
+    await mkdir(dirname(target), { recursive: true, mode: 0o700 })
+    await writeFile(target, f.bytes, { mode: 0o600 })
+  }
+  await mkdir(staging, { recursive: true, mode: 0o700 })
+  await rm(dir, { recursive: true, force: true })
+  await rename(staging, dir)
+  return files.map((f) => ({ path: f.path, size: f.size, cid: f.cid.toString(), file: join(dir, f.path) }))
+}
+
+/**
+ * The receipt's log blob (hash-checked) is the whole log: append what the stream had not brought
+ * yet (log frames wait for credit, so a job that prints fast and ends leaves a tail behind).
+ */
+async function completeLog (shell: RequesterShell, active: ActiveJob, attempt: Attempt, logs: CID | undefined): Promise<void> {
+  // every log frame sent before the receipt has arrived before it: a tail can only be missing when
+  // the stream stopped exactly at a credit this node gave (the provider waiting for more)
+  if (logs === undefined || active.record.logCut !== undefined || !attempt.grants.has(attempt.logAtReceipt ?? -1)) return
+  let bytes: Uint8Array
+  try {
+    bytes = await shell.options.node.services.blob.fetch(peerIdFromString(attempt.provider), logs, { maxBytes: MAX_LOG_BYTES })
+  } catch (err) {
+    if (err instanceof BlobFetchError && err.code === 'TOO_LARGE') cutLog(shell, active, `the provider's log is over ${MAX_LOG_BYTES} bytes`)
+    else shell.options.log.warn('the log blob could not be fetched', { job: active.id, error: err })
+    return
+  }
+  if (bytes.byteLength <= attempt.logReceived) return
+  const tail = bytes.subarray(attempt.logReceived)
+  attempt.logReceived = bytes.byteLength
+  writeLog(shell, active, attempt, async () => {
+    attempt.logBytes = bytes.byteLength
+    await keepLog(shell, active, tail)
+  })
+  await active.logQueue
+}

@@ -1,0 +1,74 @@
+/**
+ * The requester's money and blame, carried out (protocol/README §5.8, §7.7): payments sealed, kept,
+ * sent and written to the ledger; the ledger ending of every award (a final payment names it, or the
+ * agent's `end-award` when none is due); failure reports sealed and gossiped. The agent decided each
+ * amount, ending and subject (protocol/market/requester-agent.ts).
+ */
+import { EVIDENCE_TOPIC, type RequesterAgentEffect } from '../../protocol/index.js'
+import { sealFailureReport, sealPayment } from './requester-messages.js'
+import type { ActiveJob, RequesterShell } from './requester-job.js'
+import type { LedgerEntry } from './views.js'
+
+type Effect<T extends RequesterAgentEffect['type']> = Extract<RequesterAgentEffect, { type: T }>
+
+export async function pay (shell: RequesterShell, active: ActiveJob, effect: Effect<'pay'>): Promise<void> {
+  const { store, signer } = shell.options
+  const now = shell.scheduler.now()
+  const attempt = active.attempts.get(effect.attempt)
+  if (attempt === undefined) throw new Error(`no award for attempt ${effect.attempt}`)
+  attempt.paySeq++
+  const payment = sealPayment(signer, active.request, attempt.award, attempt.paySeq, effect, now)
+  attempt.evidence['last-payment'] = payment.bytes
+  await store.putEnvelope(payment.cid.toString(), payment.bytes)
+  await store.putLedger({
+    job: active.id,
+    award: attempt.award.cid.toString(),
+    role: 'requester',
+    counterparty: effect.payee,
+    price: attempt.price,
+    cumulative: effect.cumulative,
+    seq: attempt.paySeq,
+    gpuSeconds: effect.gpuSeconds,
+    ...(effect.final ? { owed: effect.cumulative } : {}),
+    state: effect.final ? (effect.ending ?? 'final') : 'open',
+    updatedAt: now
+  })
+  await attempt.channel?.sendMessage(payment.bytes).catch((err: unknown) => {
+    shell.options.log.debug('payment not delivered', { job: active.id, error: (err as Error).message })
+  })
+  shell.dispatch(active, { type: 'payment-sent', now: shell.scheduler.now(), job: active.id, attempt: effect.attempt, cumulative: effect.cumulative })
+}
+
+/**
+ * An award that ended without a final payment: its ledger entry ends at what was committed, and is
+ * written when no payment was made yet, so the buyer's ledger holds every award it sent.
+ */
+export async function endAward (shell: RequesterShell, active: ActiveJob, effect: Effect<'end-award'>): Promise<void> {
+  const attempt = active.attempts.get(effect.attempt)
+  if (attempt === undefined) return // the award was never sealed: nobody holds it
+  const store = shell.options.store
+  const award = attempt.award.cid.toString()
+  const entry = await store.get<LedgerEntry>('ledger', award)
+  await store.putLedger({
+    job: active.id,
+    award,
+    role: 'requester',
+    counterparty: effect.payee,
+    price: attempt.price,
+    cumulative: Math.max(entry?.cumulative ?? 0, effect.cumulative),
+    seq: entry?.seq ?? attempt.paySeq,
+    gpuSeconds: entry?.gpuSeconds ?? 0,
+    owed: Math.max(entry?.cumulative ?? 0, effect.cumulative),
+    state: effect.ending,
+    updatedAt: shell.scheduler.now()
+  })
+}
+
+/** Seal the failure report with its evidence, keep it, stop the attempt's stream, gossip it. */
+export async function recordFailure (shell: RequesterShell, active: ActiveJob, effect: Effect<'record-failure'>): Promise<void> {
+  const attempt = active.attempts.get(effect.attempt)
+  const report = sealFailureReport(shell.options.signer, active.request, effect, effect.evidence.map((ref) => attempt?.evidence[ref]), shell.scheduler.now())
+  await shell.options.store.putEnvelope(report.cid.toString(), report.bytes)
+  attempt?.channel?.abort(new Error(`attempt failed: ${effect.reason}`))
+  await shell.options.gossip.publish(report, [EVIDENCE_TOPIC])
+}

@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict'
+import type { Daemon } from '../../node/daemon.js'
+import type { JobView, LedgerEntry } from '../../node/market/views.js'
+import { startNetwork, untilJob, waitForAnnouncements, type TestNetwork } from '../helpers/network.js'
+
+/**
+ * Issue 9, bug 7: both ledgers hold every award, with the same amount, in the endings the other
+ * tests do not reach: a job cancelled right after its award (before it ran), and one cancelled
+ * while it runs before any interval is paid.
+ */
+const GPU = 'NVIDIA L40S:46068x1'
+const MARKET = { leaseMs: 3_000, billingIntervalSec: 2 }
+
+describe('both ledgers agree on every ending (in-process)', function () {
+  this.timeout(180_000)
+  let net: TestNetwork
+  let requester: Daemon
+  let seller: Daemon
+
+  before(async () => {
+    net = await startNetwork([
+      { region: 'eu-west', gpus: [GPU], priceFloor: 1, market: MARKET },
+      { sell: false, market: MARKET }
+    ])
+    seller = net.nodes[0] as Daemon
+    requester = net.nodes[1] as Daemon
+    await waitForAnnouncements(net.nodes, 60_000)
+  })
+  after(async () => { await net?.stop() })
+
+  const submit = async (): Promise<string> => (await requester.market!.submit({
+    command: ['/bin/sh', '-c', 'sleep 30; echo late > out.txt'], outputs: ['out.txt'], maxRuntimeSec: 60, maxPrice: 3, bidWindowMs: 500
+  })).job
+
+  /** Both sides' entries for the job's award once neither is open, or a failure saying how they differ. */
+  async function bothEnded (id: string): Promise<[LedgerEntry, LedgerEntry]> {
+    const deadline = Date.now() + 20_000
+    for (;;) {
+      const spent = (await requester.market!.ledger()).entries.find((e) => e.job === id)
+      const earned = (await seller.market!.ledger()).entries.find((e) => e.job === id)
+      if (spent !== undefined && earned !== undefined && spent.state !== 'open' && earned.state !== 'open') return [spent, earned]
+      if (Date.now() > deadline) assert.fail(`the ledgers do not both end the award: requester ${JSON.stringify(spent)}, provider ${JSON.stringify(earned)}`)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+
+  it('cancelled right after the award, before the run: both record it cancelled at 0', async () => {
+    const id = await submit()
+    let view: JobView | undefined
+    while (view?.status !== 'awarded') {
+      view = requester.market!.requester.view(id)
+      assert.ok(view !== undefined && (view.status === 'bidding' || view.status === 'awarded'), `status ${view?.status}`)
+      await new Promise((resolve) => setTimeout(resolve, 2))
+    }
+    const cancelled = await requester.market!.requester.cancel(id)
+    assert.equal(cancelled?.status, 'cancelled')
+    const [spent, earned] = await bothEnded(id)
+    assert.equal(spent.award, earned.award)
+    assert.equal(spent.cumulative, 0)
+    assert.equal(earned.cumulative, spent.cumulative)
+    assert.equal(spent.state, 'cancelled')
+    assert.equal(earned.state, 'cancelled')
+  })
+
+  it('cancelled while running, before a billing boundary: both record the same amount and ending', async () => {
+    const id = await submit()
+    await untilJob(requester, id, (v) => v.status === 'running')
+    await requester.market!.requester.cancel(id)
+    const [spent, earned] = await bothEnded(id)
+    assert.equal(spent.award, earned.award)
+    assert.equal(earned.cumulative, spent.cumulative)
+    assert.equal(spent.state, 'cancelled')
+    assert.equal(earned.state, 'cancelled')
+  })
+})
