@@ -11,6 +11,7 @@ import { EVIDENCE_TOPIC } from '../../protocol/constants.js'
 import { jobTopics, providerTopics } from '../../protocol/discovery.js'
 import type { CapabilityAd } from '../../protocol/messages/capability-ad.js'
 import { billedGpus, ceilSeconds } from '../../protocol/market/lifecycle-shared.js'
+import { isProviderFinal } from '../../protocol/market/provider-lifecycle.js'
 import { ProviderAgent } from '../../protocol/market/provider-agent.js'
 import type { AgentJob, OfferEffect, ProviderAgentEffect, ProviderAgentEvent } from '../../protocol/market/provider-agent-types.js'
 import type { CID } from '../../crypto/index.js'
@@ -58,8 +59,6 @@ export class ProviderNode {
   private readonly statusSeq = new Map<string, number>()
   private readonly work = new Map<string, Work>()
   private readonly started = new Map<string, number>()
-  /** The payment frame being handled (for its ledger line). */
-  private frame: { bid: string, cumulative: number } | undefined
   private wake: Cancel | undefined
   private readonly queue: ProviderAgentEvent[] = []
   private busy = false
@@ -160,10 +159,7 @@ export class ProviderNode {
       }
       const payment = bodyOf(m, 'payment')
       if (payment !== undefined) {
-        this.frame = { bid, cumulative: payment.payload.cumulative }
-        this.feed({ type: 'payment', now: this.now(), bid, signer: payment.signer, payload: payment.payload })
-        this.frame = undefined
-        return
+        return this.feed({ type: 'payment', now: this.now(), bid, signer: payment.signer, payload: payment.payload })
       }
       const cancel = bodyOf(m, 'job-cancel')
       if (cancel !== undefined) this.feed({ type: 'cancel', now: this.now(), bid, signer: cancel.signer, payload: cancel.payload })
@@ -195,17 +191,13 @@ export class ProviderNode {
       case 'award-taken': {
         const stream = this.arriving.get(effect.award)
         if (stream !== undefined) this.streams.set(effect.bid, stream)
-        const award = this.awards.get(effect.bid)
-        if (award !== undefined) {
-          this.world.recorder.ledger(this.peerId, effect.award, { role: 'provider', job: effect.job, counterparty: award.signer, price: award.payload.price }, {})
-        }
-        return
+        return this.ledger(effect.bid, false)
       }
       case 'frame-accepted':
-        if (effect.kind === 'payment' && this.frame?.bid === effect.bid) this.ledgerPayment(effect.bid, this.frame.cumulative)
+        if (effect.kind === 'payment') this.ledger(effect.bid, true)
         return
       case 'drop-frame': return this.world.recorder.note(`${this.name} dropped ${effect.kind}: ${effect.reason}`)
-      case 'offer-updated': return
+      case 'offer-updated': return this.ledger(effect.bid, false)
       case 'offer-ended': return this.onOfferEnded(effect)
       case 'wake': return this.setWake(effect.at)
       case 'note': return
@@ -328,17 +320,23 @@ export class ProviderNode {
   private onOfferEnded (e: Extract<ProviderAgentEffect, { type: 'offer-ended' }>): void {
     this.stopWork(e.bid)
     this.world.recorder.offerEnded({ node: this.peerId, job: e.job, bid: e.bid, status: e.status, ...(e.reason !== undefined ? { reason: e.reason } : {}), awarded: e.awarded, at: this.now() })
-    const award = this.awards.get(e.bid)
-    if (e.awarded && award !== undefined) this.world.recorder.ledger(this.peerId, award.cid.toString(), { role: 'provider', job: e.job, counterparty: award.signer, price: award.payload.price }, { state: e.status })
+    if (e.awarded) this.ledger(e.bid, false, e.status)
     const stream = this.streams.get(e.bid)
     if (stream !== undefined) this.world.scheduler.at(this.now() + LINGER_MS, () => { stream.close('the job has ended') })
   }
 
-  private ledgerPayment (bid: string, cumulative: number): void {
+  /**
+   * The offer's ledger line, as node/market's offerLedgerEntry writes it: once awarded, the latest
+   * valid payment the agent accepted, and the lifecycle's final status (or open).
+   */
+  private ledger (bid: string, payment: boolean, ending?: string): void {
     const award = this.awards.get(bid)
-    if (award === undefined) return
-    this.world.recorder.ledger(this.peerId, award.cid.toString(), { role: 'provider', job: award.payload.job.toString(), counterparty: award.signer, price: award.payload.price }, { cumulative, payment: true })
+    const view = this.agent.offer(bid)
+    if (award === undefined || view?.award === undefined) return
+    const state = ending ?? (isProviderFinal(view.state.status) ? view.state.status : 'open')
+    this.world.recorder.ledger(this.peerId, award.cid.toString(), { role: 'provider', job: view.job, counterparty: award.signer, price: award.payload.price }, { cumulative: view.payment.cumulative, state, payment })
   }
+
 
   private setWake (at: number): void {
     this.wake?.()
