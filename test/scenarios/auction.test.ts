@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict'
 import { chargeFor } from '../../protocol/market/lifecycle-shared.js'
-import { Harness, credits } from '../../simulations/harness/index.js'
+import { Harness, credits, regionNetwork } from '../../simulations/harness/index.js'
 import { MIN, assertSettledBooks, awardsOf, ending, lines, market, offerEndings, peer } from './setup.js'
 
 describe('scenario: an auction from bid to settlement', () => {
@@ -97,5 +97,18 @@ describe('scenario: determinism', () => {
     assert.notDeepEqual(b.trace, a.trace)
     assert.deepEqual(b.jobs.map((j) => j.status), a.jobs.map((j) => j.status))
     assert.ok(a.trace.length > 100)
+  })
+})
+
+describe('scenario: a lossy network', () => {
+  it('still settles every job when a fifth of the gossip deliveries are lost, and the books agree', () => {
+    const h = new Harness({ seed: 21, network: (p) => regionNetwork(p, {}, { loss: 0.2 }) })
+    for (let i = 0; i < 8; i++) h.provider(`p${i}`, { region: 'eu-west', gpus: { h100: 1 }, floor: credits(2 + 0.1 * i) })
+    const buyer = h.requester('buyer', { region: 'eu-west' })
+    const jobs = [0, 1, 2, 3, 4].map((k) => buyer.submit({ gpus: 1, maxPrice: credits(4), label: `job ${k}` }, { durationMs: (2 + k) * MIN }))
+    h.runUntilQuiet()
+    assert.ok(h.recorder.snapshot().lost > 0)
+    assert.deepEqual(jobs.map((j) => ending(h, j).status), ['settled', 'settled', 'settled', 'settled', 'settled'])
+    assertSettledBooks(h)
   })
 })
