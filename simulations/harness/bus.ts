@@ -47,7 +47,7 @@ export interface StreamEnd {
 
 export type StreamListener = (stream: StreamEnd) => void
 
-interface Member { place: Place, topics: Map<string, GossipHandler>, listener?: StreamListener }
+interface Member { place: Place, topics: Map<string, GossipHandler[]>, listener?: StreamListener }
 
 export class Bus {
   private readonly members = new Map<string, Member>()
@@ -62,10 +62,14 @@ export class Bus {
     this.loss = prng.fork('gossip-loss')
   }
 
-  /** Add a node at a region (once). */
+  /**
+   * Add a node at a region. A node that runs both roles joins once per role: the second join must
+   * name the same region.
+   */
   join (node: string, region: string): void {
-    if (this.members.has(node)) throw new Error(`bus: ${node} joined twice`)
-    this.members.set(node, { place: { node, region }, topics: new Map() })
+    const m = this.members.get(node)
+    if (m !== undefined && m.place.region !== region) throw new Error(`bus: ${node} joined in ${m.place.region} and in ${region}`)
+    if (m === undefined) this.members.set(node, { place: { node, region }, topics: new Map() })
   }
 
   /** Leave: no more gossip reaches the node (it closes its own streams). */
@@ -84,8 +88,10 @@ export class Bus {
     return a === undefined || b === undefined ? 0 : this.model.latencyMs(a.place, b.place)
   }
 
+  /** Deliver `topic`'s gossip to `handler` too (one node may have several, e.g. its two roles). */
   subscribe (node: string, topic: string, handler: GossipHandler): void {
-    this.member(node).topics.set(topic, handler)
+    const topics = this.member(node).topics
+    topics.set(topic, [...(topics.get(topic) ?? []), handler])
   }
 
   unsubscribe (node: string, topic: string): void {
@@ -114,10 +120,10 @@ export class Bus {
       const delay = Math.max(1, this.model.gossipHops) * this.model.latencyMs(sender.place, m.place)
       scheduled++
       this.scheduler.at(this.scheduler.now() + delay, () => {
-        const handler = this.members.get(to)?.topics.get(topic)
-        if (handler === undefined) return
+        const handlers = this.members.get(to)?.topics.get(topic)
+        if (handlers === undefined) return
         this.traffic?.delivered('gossip', from, to, message)
-        handler(from, message)
+        for (const handler of handlers) handler(from, message)
       })
     }
     return scheduled

@@ -80,17 +80,20 @@ export class Harness {
     }
   }
 
-  /** Add a provider node named `name` (its peer id is `peer:<name>`). */
+  /**
+   * Add a provider named `name` (its peer id is `peer:<name>`). A name that is also a requester's is
+   * one node with both roles: one peer id, one place on the bus.
+   */
   provider (name: string, spec: ProviderNodeSpec): ProviderNode {
-    if (this.providers.has(name) || this.requesters.has(name)) throw new Error(`harness: ${name} exists`)
+    if (this.providers.has(name)) throw new Error(`harness: provider ${name} exists`)
     const node = new ProviderNode(this.world, name, spec)
     this.providers.set(name, node)
     return node
   }
 
-  /** Add a requester node named `name`. */
+  /** Add a requester named `name` (with a provider of the same name: one node with both roles). */
   requester (name: string, spec: RequesterNodeSpec): RequesterNode {
-    if (this.providers.has(name) || this.requesters.has(name)) throw new Error(`harness: ${name} exists`)
+    if (this.requesters.has(name)) throw new Error(`harness: requester ${name} exists`)
     const node = new RequesterNode(this.world, name, spec)
     this.requesters.set(name, node)
     return node
@@ -119,9 +122,18 @@ export class Harness {
 
   /** Whether `node` (a peer id) keeps an honest ledger: requesters that stop paying and no-show or cheating providers do not. */
   keepsLedger (peerId: string): boolean {
-    for (const p of this.providers.values()) if (p.peerId === peerId) return p.behaviour.noShow !== true && p.behaviour.tamperOutputs !== true
-    for (const r of this.requesters.values()) if (r.peerId === peerId) return r.behaviour.stopPayingAfter === undefined
-    return false
+    let known = false
+    for (const p of this.providers.values()) {
+      if (p.peerId !== peerId) continue
+      if (p.behaviour.noShow === true || p.behaviour.tamperOutputs === true) return false
+      known = true
+    }
+    for (const r of this.requesters.values()) {
+      if (r.peerId !== peerId) continue
+      if (r.behaviour.stopPayingAfter !== undefined) return false
+      known = true
+    }
+    return known
   }
 
   /** Awards whose two honest ledgers disagree (recorder.ts, ledgerMismatches). */

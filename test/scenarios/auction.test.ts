@@ -112,3 +112,21 @@ describe('scenario: a lossy network', () => {
     assertSettledBooks(h)
   })
 })
+
+describe('scenario: a node that both sells and buys', () => {
+  it('never bids on its own job, runs another node\'s, and keeps both sides of its ledger', () => {
+    const h = new Harness({ seed: 8 })
+    h.provider('both', { region: 'eu-west', gpus: { h100: 1 }, floor: credits(1) })
+    const both = h.requester('both', { region: 'eu-west' })
+    h.provider('other', { region: 'eu-west', gpus: { h100: 1 }, floor: credits(3) })
+    const buyer = h.requester('buyer', { region: 'eu-west' })
+    const mine = both.submit({ gpus: 1, maxPrice: credits(4) }, { durationMs: 3 * MIN })
+    const theirs = buyer.submit({ gpus: 1, maxPrice: credits(4) }, { durationMs: 3 * MIN })
+    h.runUntilQuiet()
+    assert.deepEqual(awardsOf(h, mine).map((a) => a.provider), [peer('other')])
+    assert.deepEqual(awardsOf(h, theirs).map((a) => a.provider), [peer('both')])
+    assert.deepEqual([ending(h, mine).status, ending(h, theirs).status], ['settled', 'settled'])
+    assert.deepEqual(h.recorder.ledgers.filter((l) => l.node === peer('both')).map((l) => l.role).sort(), ['provider', 'requester'])
+    assertSettledBooks(h)
+  })
+})
