@@ -13,7 +13,7 @@ import type { CapabilityAd } from '../../protocol/messages/capability-ad.js'
 import { billedGpus, ceilSeconds } from '../../protocol/market/lifecycle-shared.js'
 import { isProviderFinal } from '../../protocol/market/provider-lifecycle.js'
 import { ProviderAgent } from '../../protocol/market/provider-agent.js'
-import type { AgentJob, OfferEffect, ProviderAgentEffect, ProviderAgentEvent } from '../../protocol/market/provider-agent-types.js'
+import type { OfferEffect, ProviderAgentEffect, ProviderAgentEvent } from '../../protocol/market/provider-agent-types.js'
 import type { CID } from '../../crypto/index.js'
 import type { Message, StreamEnd } from './bus.js'
 import { peerIdOf } from './ids.js'
@@ -50,7 +50,6 @@ export class ProviderNode {
   readonly behaviour: ProviderBehaviour
   private ad: CapabilityAd | undefined
   private adCid: CID
-  private readonly jobs = new Map<string, AgentJob>()
   /** The exec stream of each awarded bid. */
   private readonly streams = new Map<string, StreamEnd>()
   /** Streams whose award is being handled, by award id. */
@@ -117,10 +116,7 @@ export class ProviderNode {
 
   private onGossip (_from: string, m: Message): void {
     const job = bodyOf(m, 'job-request')
-    if (job !== undefined) {
-      this.jobs.set(job.cid.toString(), job)
-      return this.feed({ type: 'job-seen', now: this.now(), job })
-    }
+    if (job !== undefined) return this.feed({ type: 'job-seen', now: this.now(), job })
     const round = bodyOf(m, 'auction-round')
     if (round !== undefined) return this.onRound(round)
     const bid = bodyOf(m, 'bid')
@@ -131,7 +127,6 @@ export class ProviderNode {
 
   private onRound (r: RoundBody): void {
     const job = r.request
-    this.jobs.set(job.cid.toString(), job)
     this.feed({ type: 'job-seen', now: this.now(), job, round: { round: r.round, attempt: r.attempt, excluded: r.excluded, opensAt: r.opensAt } })
   }
 
@@ -206,7 +201,7 @@ export class ProviderNode {
   }
 
   private sendBid (e: Extract<ProviderAgentEffect, { type: 'send-bid' }>): void {
-    const job = this.jobs.get(e.job)
+    const job = this.world.jobs.get(e.job)
     const ad = this.ad
     if (job === undefined || ad === undefined) return
     const now = this.now()
@@ -241,7 +236,7 @@ export class ProviderNode {
       case 'fetch-inputs': {
         const bytes = this.world.execution(e.job, this.name).inputBytes
         this.world.recorder.blob('input-blob', bytes)
-        const at = now + transferMs(this.world, bytes) + (bytes > 0 ? 2 * this.world.bus.latencyMs(this.peerId, this.jobs.get(e.job)?.signer ?? '') : 0)
+        const at = now + transferMs(this.world, bytes) + (bytes > 0 ? 2 * this.world.bus.latencyMs(this.peerId, this.world.jobs.get(e.job)?.signer ?? '') : 0)
         return this.track(e.bid, this.world.scheduler.at(at, () => { this.feed({ type: 'inputs-fetched', now: this.now(), bid: e.bid }) }))
       }
       case 'start-job': return this.startJob(e.bid, e.job)
@@ -252,7 +247,7 @@ export class ProviderNode {
       case 'send-receipt': {
         if (ref === undefined) return
         const ex = this.world.execution(e.job, this.name)
-        const job = this.jobs.get(e.job)
+        const job = this.world.jobs.get(e.job)
         const payload = {
           ...header(now, 400 * 24 * 3_600_000 - 1),
           ...ref,
@@ -270,7 +265,7 @@ export class ProviderNode {
       }
       case 'stop-work': return this.stopWork(e.bid)
       case 'record-failure': {
-        const job = this.jobs.get(e.job)
+        const job = this.world.jobs.get(e.job)
         if (job === undefined) return
         this.world.recorder.failure({ reporter: this.peerId, subject: e.subject, job: e.job, reason: e.reason, at: now, ...(e.detail !== undefined ? { detail: e.detail } : {}) })
         const payload = { ...header(now, 400 * 24 * 3_600_000 - 1), job: job.cid, subject: e.subject, reason: e.reason, observedAt: now, evidence: [], ...(e.detail !== undefined ? { detail: e.detail.slice(0, 512) } : {}) }
@@ -291,7 +286,7 @@ export class ProviderNode {
   /** The executor model: run for the scenario's duration, then exit with its code. */
   private startJob (bid: string, job: string): void {
     const ex = this.world.execution(job, this.name)
-    const request = this.jobs.get(job)
+    const request = this.world.jobs.get(job)
     if (ex.exitCode === -1) {
       this.track(bid, this.world.scheduler.at(this.now(), () => { this.feed({ type: 'finished', now: this.now(), bid, exitCode: -1, gpuSeconds: 0, note: 'the executor could not start the job' }) }))
       return

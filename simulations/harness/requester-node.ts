@@ -81,7 +81,9 @@ export class RequesterNode {
     const cid = this.world.ids.cid('job')
     const id = cid.toString()
     if (execution !== undefined) this.world.setExecution(id, execution)
-    this.jobs.set(id, { id, cid, request: { cid, signer: this.peerId, payload }, attempts: new Map() })
+    const request = { cid, signer: this.peerId, payload }
+    this.jobs.set(id, { id, cid, request, attempts: new Map() })
+    this.world.jobs.set(id, request)
     for (const topic of jobTopics(payload.placement)) this.subscribe(topic)
     this.feed({ type: 'job-submitted', now, cid, request: payload })
     return id

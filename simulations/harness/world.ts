@@ -7,6 +7,8 @@ import type { VirtualScheduler } from '../../protocol/market/scheduler.js'
 import type { MarketParams } from '../../protocol/market/params.js'
 import type { Bus } from './bus.js'
 import type { IdFactory } from './ids.js'
+import type { JobRequest } from '../../protocol/messages/job-request.js'
+import type { Opened } from './messages.js'
 import type { Recorder } from './recorder.js'
 
 /** How a job runs on a provider: the scenario's model of the executor. */
@@ -35,6 +37,11 @@ export interface World {
   execution: (job: string, provider: string) => Execution
   /** Set how `job` runs (fields left out keep the default), on `provider` only when named. */
   setExecution: (job: string, execution: Partial<Execution>, provider?: string) => void
+  /**
+   * Every job request published, by id. A provider's shell looks up only jobs its agent names (so
+   * jobs it has seen): one shared copy stands for the request each daemon keeps with its offers.
+   */
+  readonly jobs: Map<string, Opened<JobRequest>>
   /** Whether `node` keeps an honest ledger (adversaries do not). */
   keepsLedger: (node: string) => boolean
 }
