@@ -17,8 +17,9 @@
  *    the simulator's 120 s, i.e. ≥ 833 jobs/s.
  *
  * Medians of BENCH_RUNS (5) runs in one process (the first run of each is a warm-up, not counted).
- * Env: BENCH_RUNS, BENCH_PROVIDERS, BENCH_JOBS, BENCH_PIPELINE_JOBS (100), BENCH_LIFECYCLE_JOBS (200),
- * BENCH_SEED (1).
+ * Env: BENCH_RUNS, BENCH_PROVIDERS, BENCH_JOBS, BENCH_ARRIVAL_MS, BENCH_PIPELINE_JOBS (100),
+ * BENCH_LIFECYCLE_JOBS (200), BENCH_SEED (1), BENCH_ONLY (e.g. `loop`, or `lifecycle,pipeline`: the
+ * parts to run; all by default).
  */
 import { loadavg } from 'node:os'
 import { performance } from 'node:perf_hooks'
@@ -39,6 +40,7 @@ const ARRIVAL_MS = num('BENCH_ARRIVAL_MS', 50)
 const PIPELINE_JOBS = num('BENCH_PIPELINE_JOBS', 100)
 const LIFECYCLE_JOBS = num('BENCH_LIFECYCLE_JOBS', 200)
 const SEED = num('BENCH_SEED', 1)
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'lifecycle,pipeline,loop').split(',').map((x) => x.trim()))
 
 const PIPELINE_TARGET_US = 1_000
 const JOBS_PER_SEC_TARGET = 100_000 / 120
@@ -205,6 +207,7 @@ function repeat<T> (label: string, n: number, run: () => T): T[] {
 const load = (): string => loadavg().map((x) => x.toFixed(1)).join(' ')
 console.log(`bench:pipeline — ${RUNS} runs each (after a warm-up), medians of CPU time (this process, user + system); Node ${process.version}; seed ${SEED}; load average ${load()}`)
 
+if (ONLY.has('lifecycle')) {
 const short = repeat('1-minute lifecycle', RUNS, () => lifecycleRun(MIN, LIFECYCLE_JOBS))
 const long = repeat('1-hour lifecycle', RUNS, () => lifecycleRun(60 * MIN, Math.max(10, Math.floor(LIFECYCLE_JOBS / 10))))
 const s = { us: median(short.map((r) => r.usPerJob)), statuses: median(short.map((r) => r.statusesPerJob)), payments: median(short.map((r) => r.paymentsPerJob)) }
@@ -216,6 +219,9 @@ printTable('1. one job through both agents (1 provider, 1 requester)', ['µs/job
 ])
 console.log(`  a status or payment of a long run costs ${fmt(perMessage, 2)} µs (both agents and the harness); the hour's ${fmt(l.statuses + l.payments - s.statuses - s.payments, 0)} extra messages are ${fmt(100 * (l.us - s.us) / l.us, 0)} % of the 1-hour job's cost`)
 
+}
+
+if (ONLY.has('pipeline')) {
 const pipe = repeat('pipeline', RUNS, () => pipelineRun(PIPELINE_JOBS, false))
 const share = pipelineRun(PIPELINE_JOBS, true)
 const p = { us: median(pipe.map((r) => r.usPerJob)), bids: median(pipe.map((r) => r.bidsPerJob)), deliveries: median(pipe.map((r) => r.deliveriesPerJob)) }
@@ -224,8 +230,12 @@ printTable(`2. per-job pipeline, ${PROVIDERS} providers on the job's topic (one 
 ])
 console.log(`  inside the agents' handle: ${fmt(100 * share.agentShare, 0)} % of the time (${fmt(share.agentCallsPerJob, 0)} calls per job, timer cost ${fmt(timerCost, 0)} ns per call subtracted); the rest is the harness (scheduler, bus, shells)`)
 
+}
+
+if (ONLY.has('loop')) {
 const loops = repeat('jobs/s loop', Math.max(1, Math.min(RUNS, 3)), () => loopRun(JOBS))
 const jps = median(loops.map((r) => r.jobsPerSec))
 printTable(`3. agents-only loop: ${PROVIDERS} providers, ${JOBS} jobs arriving every ${ARRIVAL_MS} ms (virtual)`, ['jobs/s', 'target', 'ratio', 'CPU s', 'settled', 'other endings'], [
   { label: 'mixed models, tiers, 1–2 GPUs', cells: [fmt(jps, 0), fmt(JOBS_PER_SEC_TARGET, 0), `${fmt(jps / JOBS_PER_SEC_TARGET, 2)}×`, fmt(median(loops.map((r) => r.seconds)), 1), String(loops[0]?.settled), JSON.stringify(loops[0]?.other ?? {})] }
 ])
+}
