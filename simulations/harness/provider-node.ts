@@ -59,6 +59,9 @@ export class ProviderNode {
   private readonly work = new Map<string, Work>()
   private readonly started = new Map<string, number>()
   private wake: Cancel | undefined
+  private wakeAt = 0
+  /** The latest wake the agent asked for. */
+  private wantWake: number | undefined
   private readonly queue: ProviderAgentEvent[] = []
   private busy = false
   private gone = false
@@ -333,10 +336,25 @@ export class ProviderNode {
   }
 
 
+  /**
+   * The agent's wake replaces the earlier one. A timer already set for an earlier time is kept and
+   * re-armed when it fires early (a tick before the wake would find nothing due): this saves the
+   * scheduler a cancelled entry per reschedule, which 1,000 providers make often.
+   */
   private setWake (at: number): void {
+    this.wantWake = at
+    if (this.wake !== undefined && this.wakeAt <= at) return
     this.wake?.()
+    this.arm(at)
+  }
+
+  private arm (at: number): void {
+    this.wakeAt = at
     this.wake = this.world.scheduler.at(at, () => {
       this.wake = undefined
+      const want = this.wantWake
+      if (want !== undefined && want > this.now()) return this.arm(want)
+      this.wantWake = undefined
       this.feed({ type: 'tick', now: this.now() })
     })
   }
