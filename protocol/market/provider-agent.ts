@@ -14,6 +14,7 @@ import type { CapabilityAd } from '../messages/capability-ad.js'
 import type { PaymentCommitment } from '../messages/settlement.js'
 import type { AuctionBid } from './award.js'
 import { SeenBids } from './seen-bids.js'
+import { reviewAward, startNow } from './award-review.js'
 import { decideBid } from './bid-policy.js'
 import { bidWindowClosesAt } from './bid-window.js'
 import { bidDelayMs, shouldStaySilent } from './damping.js'
@@ -71,6 +72,9 @@ export class ProviderAgent {
   private readonly damping: boolean
   private ad: CapabilityAd | undefined
   private readonly pending = new Map<string, Pending>()
+  /** The earliest `at` of the pending bids (undefined: none), and how many are pending per job. */
+  private pendingMin: number | undefined
+  private readonly pendingJobs = new Map<string, number>()
   /** Bids asked for (send-bid) and not yet sealed. */
   private readonly sealing = new Map<string, Pending>()
   /** Live offers by bid id; an offer leaves in its final status. */
@@ -172,7 +176,7 @@ export class ProviderAgent {
   nextWake (): number | undefined {
     let next: number | undefined
     const at = (t: number | undefined): void => { if (t !== undefined && (next === undefined || t < next)) next = t }
-    for (const p of this.pending.values()) at(p.at)
+    at(this.pendingMin)
     for (const o of this.live.values()) {
       if (o.state.wakeAt !== undefined && o.state.wakeAt > o.state.now) at(o.state.wakeAt)
       at(o.start?.until)
@@ -204,6 +208,8 @@ export class ProviderAgent {
     if (decision.kind === 'decline') return this.note('debug', 'not bidding', { job: id, round: roundNo, reason: decision.reason, detail: decision.detail })
     const delay = this.damping ? bidDelayMs(decision.fit, p.auction.bidWindowMs, this.params.bidDelayFraction) : 0
     this.pending.set(k, { job, round: roundNo, ...(round !== undefined ? { info: round } : {}), decision, closesAt, at: now + delay })
+    this.pendingJobs.set(id, (this.pendingJobs.get(id) ?? 0) + 1)
+    this.pendingMin = Math.min(this.pendingMin ?? Infinity, now + delay)
   }
 
   private offerFor (job: string, round: number): boolean {
@@ -215,6 +221,9 @@ export class ProviderAgent {
   private sendBid (k: string, p: Pending): void {
     this.pending.delete(k)
     const id = p.job.cid.toString()
+    const left = (this.pendingJobs.get(id) ?? 1) - 1
+    if (left > 0) this.pendingJobs.set(id, left)
+    else this.pendingJobs.delete(id)
     const now = this.now
     if (this.ad === undefined) return this.note('debug', 'not bidding: this node no longer sells', { job: id, round: p.round })
     if (now >= p.closesAt) return this.note('debug', 'the bid window closed during the delay', { job: id, round: p.round })
@@ -248,10 +257,7 @@ export class ProviderAgent {
    */
   private onBidSeen (bid: AuctionBid): void {
     if (bid.signer === this.peerId) return
-    const job = bid.payload.job.toString()
-    for (const p of this.pending.values()) {
-      if (p.job.cid.toString() === job) return this.seen.add(bid, this.now)
-    }
+    if (this.pendingJobs.has(bid.payload.job.toString())) this.seen.add(bid, this.now)
   }
 
   // -------------------------------------------------------------------------------------------
@@ -285,22 +291,15 @@ export class ProviderAgent {
 
   /** Re-check the award against the calendar and load now; commit the GPUs (and preempt) when it still fits. */
   private review (offer: Offer, price: number): void {
-    const ad = this.ad
-    const job = offer.job.payload
     const now = this.now
-    const decision = ad === undefined ? undefined : decideBid(job, { ad, allocations: this.allocations() }, now)
-    const reason = decision === undefined
-      ? 'this node no longer sells'
-      : decision.kind === 'decline'
-        ? `${decision.reason}: ${decision.detail}`
-        : price < offer.ask ? `the award pays ${price}, below the ask of ${offer.ask}` : undefined
-    if (decision?.kind !== 'bid' || reason !== undefined) {
-      this.note('info', 'declining an award', { job: offer.id, reason })
-      return this.feed(offer, { type: 'decline-award', ...(reason !== undefined ? { reason } : {}) })
+    const review = reviewAward(offer.id, offer.job.payload, this.ad, this.allocations(), offer.ask, price, now)
+    if (review.kind === 'decline') {
+      this.note('info', 'declining an award', { job: offer.id, reason: review.reason })
+      return this.feed(offer, { type: 'decline-award', reason: review.reason })
     }
     // committed now, before the acceptance is reduced, so a second award cannot take the same GPUs
-    offer.allocation = { job: offer.id, gpus: decision.gpus, tier: job.sla.tier, price, startedAt: decision.startBy, endsAt: decision.startBy + job.workload.maxRuntimeSec * 1000 }
-    const displaced = [...this.live.values()].filter((o) => o !== offer && o.allocation !== undefined && decision.preempts.includes(o.id))
+    offer.allocation = review.allocation
+    const displaced = [...this.live.values()].filter((o) => o !== offer && o.allocation !== undefined && review.decision.preempts.includes(o.id))
     offer.displaces = displaced.map((o) => o.bid)
     for (const [id, expiresAt] of this.preempted) if (expiresAt <= now) this.preempted.delete(id)
     for (const other of displaced) {
@@ -435,20 +434,22 @@ export class ProviderAgent {
   /** True when the job may start at `now`; moves its allocation when it starts early. */
   private mayStart (offer: Offer, now: number): boolean {
     const held = offer.allocation
-    if (held === undefined || held.startedAt <= now) return true
-    if (this.ad === undefined) return false
-    const job = offer.job.payload
-    const early = decideBid(job, { ad: this.ad, allocations: this.allocations().filter((a) => a !== held) }, now)
-    if (early.kind !== 'bid' || early.startBy > now || early.preempts.length > 0) return false
-    offer.allocation = { ...held, gpus: early.gpus, startedAt: now, endsAt: now + job.workload.maxRuntimeSec * 1000 }
-    return true
+    if (held === undefined) return true
+    const start = startNow(offer.job.payload, this.ad, held, this.allocations().filter((a) => a !== held), now)
+    if (start !== undefined) offer.allocation = start
+    return start !== undefined
   }
 
   /** Everything due by now: delayed bids, lifecycle deadlines, start retries. */
   private advance (): void {
     const now = this.now
-    const due = [...this.pending.entries()].filter(([, p]) => p.at <= now).sort((a, b) => a[1].at - b[1].at)
-    for (const [k, p] of due) this.sendBid(k, p)
+    if (this.pendingMin !== undefined && this.pendingMin <= now) {
+      const due = [...this.pending.entries()].filter(([, p]) => p.at <= now).sort((a, b) => a[1].at - b[1].at)
+      for (const [k, p] of due) this.sendBid(k, p)
+      let min: number | undefined
+      for (const p of this.pending.values()) if (min === undefined || p.at < min) min = p.at
+      this.pendingMin = min
+    }
     for (const o of [...this.live.values()]) {
       if (o.state.wakeAt !== undefined && o.state.wakeAt <= now && o.state.wakeAt > o.state.now) this.feed(o, { type: 'tick' })
     }

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict'
 import { cidOfValue, type CID } from '../../../../crypto/index.js'
 import {
-  ProviderAgent, bidWindowClosesAt, createMarketParams, decideBid, defaultMarketParams, jobIdOf,
+  ProviderAgent, SeenBids, bidWindowClosesAt, createMarketParams, decideBid, defaultMarketParams, jobIdOf,
   type AgentJob, type AuctionBid, type Award, type Bid, type CapabilityAd, type GpuInfo, type JobRequest, type MarketParams, type PaymentCommitment,
   type ProviderAgentEffect, type ProviderAgentEvent
 } from '../../../../protocol/index.js'
@@ -424,6 +424,15 @@ describe('market/provider-agent', () => {
       assert.ok(has(h.send({ type: 'inputs-fetched', now: h.now, bid: g.bid }), 'start-job'))
     })
 
+    it('starts an accepted job whose start has come even after the node stopped selling (it is committed)', () => {
+      const h = new Harness(defaultMarketParams, false)
+      const job = makeJob()
+      const bid = h.bidOn(job)
+      h.award(job, bid)
+      h.send({ type: 'ad-changed', now: h.now, ad: undefined })
+      assert.ok(has(h.send({ type: 'inputs-fetched', now: h.now, bid: bid.bid }), 'start-job'))
+    })
+
     it('starts a job early when the GPUs it waits for come free', () => {
       const h = new Harness(defaultMarketParams, false)
       const first = makeJob({ n: 3, gpus: 4, runtimeSec: 600 })
@@ -512,6 +521,26 @@ describe('market/provider-agent', () => {
     it('a tick with nothing due does nothing', () => {
       const h = new Harness(defaultMarketParams, false)
       assert.deepEqual(h.tick(NOW + 1), [])
+    })
+  })
+
+  describe('SeenBids', () => {
+    it('keeps at most maxPerJob providers per job and maxJobs jobs (the oldest go), and forgets expired bids', () => {
+      const seen = new SeenBids({ maxJobs: 2, maxPerJob: 2 })
+      const [a, b, c] = [makeJob({ n: 11 }), makeJob({ n: 12 }), makeJob({ n: 13 })] as [AgentJob, AgentJob, AgentJob]
+      for (let i = 0; i < 3; i++) seen.add(otherBid(a, i, 1), NOW)
+      assert.deepEqual(seen.bids(a.cid.toString(), undefined, NOW).map((x) => x.signer), ['peer-0', 'peer-1'])
+      // a provider already held may replace its bid with a newer one
+      seen.add(otherBid(a, 1, 2, { issuedAt: NOW + 1 }), NOW)
+      assert.equal(seen.bids(a.cid.toString(), undefined, NOW).find((x) => x.signer === 'peer-1')?.payload.price, 2)
+      seen.add(otherBid(b, 0, 1), NOW)
+      seen.add(otherBid(c, 0, 1), NOW)
+      assert.equal(seen.size, 2)
+      assert.deepEqual(seen.bids(a.cid.toString(), undefined, NOW), [])
+      assert.equal(seen.bids(b.cid.toString(), undefined, NOW + M - 1).length, 1)
+      assert.deepEqual(seen.bids(b.cid.toString(), undefined, NOW + M), [])
+      // a re-opened round counts only the bids issued since it opened
+      assert.deepEqual(seen.bids(c.cid.toString(), NOW + 1, NOW), [])
     })
   })
 })
