@@ -103,10 +103,16 @@ export class Bus {
     this.member(node).listener = listener
   }
 
-  /** Gossip `message` on `topics` from `from`; returns how many deliveries were scheduled. */
+  /**
+   * Gossip `message` on `topics` from `from`; returns how many deliveries were scheduled. Deliveries
+   * due at the same instant share one scheduler entry and run in subscriber order: the order one
+   * entry per delivery would give (they would be consecutive in the queue), at a fraction of the
+   * queue's work when a thousand nodes subscribe.
+   */
   publish (from: string, topics: readonly string[], message: Message): number {
     const sender = this.member(from)
     this.traffic?.sent('gossip', from, message)
+    const due = new Map<number, Array<{ to: string, topic: string }>>()
     let scheduled = 0
     for (const m of this.members.values()) {
       if (m.place.node === from) continue
@@ -116,14 +122,20 @@ export class Bus {
         this.traffic?.lost(from, m.place.node, message)
         continue
       }
-      const to = m.place.node
-      const delay = Math.max(1, this.model.gossipHops) * this.model.latencyMs(sender.place, m.place)
+      const at = this.scheduler.now() + Math.max(1, this.model.gossipHops) * this.model.latencyMs(sender.place, m.place)
+      const group = due.get(at)
+      if (group === undefined) due.set(at, [{ to: m.place.node, topic }])
+      else group.push({ to: m.place.node, topic })
       scheduled++
-      this.scheduler.at(this.scheduler.now() + delay, () => {
-        const handlers = this.members.get(to)?.topics.get(topic)
-        if (handlers === undefined) return
-        this.traffic?.delivered('gossip', from, to, message)
-        for (const handler of handlers) handler(from, message)
+    }
+    for (const [at, group] of due) {
+      this.scheduler.at(at, () => {
+        for (const { to, topic } of group) {
+          const handlers = this.members.get(to)?.topics.get(topic)
+          if (handlers === undefined) continue
+          this.traffic?.delivered('gossip', from, to, message)
+          for (const handler of handlers) handler(from, message)
+        }
       })
     }
     return scheduled

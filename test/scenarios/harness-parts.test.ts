@@ -111,6 +111,21 @@ describe('harness: the bus', () => {
     assert.deepEqual(rec.count('bid', 'delivered'), { count: 2, bytes: 200 })
   })
 
+  it('delivers same-instant gossip in subscriber order, before anything a receiver schedules for that instant', () => {
+    const { s, bus: b } = bus(10)
+    const order: string[] = []
+    for (const n of ['src', 'a', 'b', 'c']) b.join(n, 'eu')
+    for (const n of ['a', 'b', 'c']) {
+      b.subscribe(n, 't', () => {
+        order.push(n)
+        s.at(s.now(), () => { order.push(`${n}'s follow-up`) })
+      })
+    }
+    b.publish('src', ['t'], msg('job-request'))
+    s.runAll()
+    assert.deepEqual(order, ['a', 'b', 'c', "a's follow-up", "b's follow-up", "c's follow-up"])
+  })
+
   it('loses gossip deliveries at the model\'s rate, the same ones for the same seed', () => {
     const lostWith = (seed: number): string[] => {
       const { s, bus: b, rec } = bus(5, 0.3, seed)
