@@ -16,6 +16,16 @@
  *    every BENCH_ARRIVAL_MS (50 ms) of virtual time, many in flight at once. Target: 100,000 jobs in
  *    the simulator's 120 s, i.e. ≥ 833 jobs/s.
  *
+ * Long runs: a 1-hour job sends ~363 statuses and 13 payments, each stepping both agents (the
+ * provider's heartbeat deadline, the requester's lease), and they are most of its cost (part 1 prints
+ * the share). Bulk stepping would leave the lifecycles' outcome unchanged on a loss-free link: between
+ * two deadlines that are not heartbeats (a billing boundary, a payment due, the end of the run, a
+ * preemption), a heartbeat only moves the provider's statusSeq/lastStatusAt and the requester's
+ * lastSeq/lastHeartbeatAt. A pair of pure steps (provider: k beats to `until`; requester: the last of
+ * them received) and an agent event carrying "heartbeats delivered until t" would let the simulator
+ * jump deadline to deadline, counting the k messages instead of sending them, and fall back to
+ * beat-by-beat stepping on links with loss or a crash scheduled.
+ *
  * Medians of BENCH_RUNS (5) runs in one process (the first run of each is a warm-up, not counted).
  * Env: BENCH_RUNS, BENCH_PROVIDERS, BENCH_JOBS, BENCH_ARRIVAL_MS, BENCH_PIPELINE_JOBS (100),
  * BENCH_LIFECYCLE_JOBS (200), BENCH_SEED (1), BENCH_ONLY (e.g. `loop`, or `lifecycle,pipeline`: the
