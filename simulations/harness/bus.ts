@@ -1,0 +1,261 @@
+/**
+ * The in-memory message bus: gossip topics and direct streams between harness nodes, on virtual
+ * time. No libp2p, no bytes: messages are plain values with a kind and a wire size, delivered by
+ * the scheduler after the network model's delay.
+ *
+ * - Gossip (`publish`): every subscriber of any of the message's topics but the sender gets it once
+ *   (a message on two topics is delivered once, as gossipsub's seen-cache does), after
+ *   `gossipHops × latency`, unless the model loses that delivery.
+ * - Streams (`open`): an ordered, reliable channel between two nodes, like an exec stream. The
+ *   listener's end appears one latency after the open; each side's messages arrive in the order
+ *   sent. `close()` ends it for both sides after what was already sent (the other side sees
+ *   `onClose` with the reason); `reset()` ends it at once, dropping what is in flight.
+ */
+import type { VirtualScheduler } from '../../protocol/market/scheduler.js'
+import type { NetworkModel, Place } from './network.js'
+import type { Prng } from './prng.js'
+
+/** What travels: a kind (the message kind, e.g. `bid`), its size on the wire, and the value. */
+export interface Message<T = unknown> {
+  kind: string
+  bytes: number
+  body: T
+}
+
+/** Counts what the bus carries (the recorder implements it). */
+export interface Traffic {
+  sent: (channel: 'gossip' | 'stream', from: string, message: Message) => void
+  delivered: (channel: 'gossip' | 'stream', from: string, to: string, message: Message) => void
+  lost: (from: string, to: string, message: Message) => void
+}
+
+export type GossipHandler = (from: string, message: Message) => void
+
+/** One end of a stream. */
+export interface StreamEnd {
+  readonly local: string
+  readonly remote: string
+  readonly closed: boolean
+  send: (message: Message) => void
+  /** End the stream after what was sent (the other side's onClose gets `reason`). */
+  close: (reason?: string) => void
+  /** End the stream now, dropping what is in flight. */
+  reset: (reason?: string) => void
+  onMessage: (fn: (message: Message) => void) => void
+  onClose: (fn: (reason: string) => void) => void
+}
+
+export type StreamListener = (stream: StreamEnd) => void
+
+interface Member { place: Place, topics: Map<string, GossipHandler[]>, listener?: StreamListener }
+
+export class Bus {
+  private readonly members = new Map<string, Member>()
+  private readonly loss: Prng
+
+  constructor (
+    private readonly scheduler: VirtualScheduler,
+    private readonly model: NetworkModel,
+    prng: Prng,
+    private readonly traffic?: Traffic
+  ) {
+    this.loss = prng.fork('gossip-loss')
+  }
+
+  /**
+   * Add a node at a region. A node that runs both roles joins once per role: the second join must
+   * name the same region.
+   */
+  join (node: string, region: string): void {
+    const m = this.members.get(node)
+    if (m !== undefined && m.place.region !== region) throw new Error(`bus: ${node} joined in ${m.place.region} and in ${region}`)
+    if (m === undefined) this.members.set(node, { place: { node, region }, topics: new Map() })
+  }
+
+  /** Leave: no more gossip reaches the node (it closes its own streams). */
+  leave (node: string): void {
+    this.members.delete(node)
+  }
+
+  has (node: string): boolean {
+    return this.members.has(node)
+  }
+
+  /** The model's one-way delay from `from` to `to` now (0 when either is unknown). */
+  latencyMs (from: string, to: string): number {
+    const a = this.members.get(from)
+    const b = this.members.get(to)
+    return a === undefined || b === undefined ? 0 : this.model.latencyMs(a.place, b.place)
+  }
+
+  /** Deliver `topic`'s gossip to `handler` too (one node may have several, e.g. its two roles). */
+  subscribe (node: string, topic: string, handler: GossipHandler): void {
+    const topics = this.member(node).topics
+    topics.set(topic, [...(topics.get(topic) ?? []), handler])
+  }
+
+  unsubscribe (node: string, topic: string): void {
+    this.members.get(node)?.topics.delete(topic)
+  }
+
+  /** Where inbound streams to `node` go. */
+  listen (node: string, listener: StreamListener): void {
+    this.member(node).listener = listener
+  }
+
+  /**
+   * Gossip `message` on `topics` from `from`; returns how many deliveries were scheduled. Deliveries
+   * due at the same instant share one scheduler entry and run in subscriber order: the order one
+   * entry per delivery would give (they would be consecutive in the queue), at a fraction of the
+   * queue's work when a thousand nodes subscribe.
+   */
+  publish (from: string, topics: readonly string[], message: Message): number {
+    const sender = this.member(from)
+    this.traffic?.sent('gossip', from, message)
+    const due = new Map<number, Array<{ to: string, topic: string }>>()
+    let scheduled = 0
+    for (const m of this.members.values()) {
+      if (m.place.node === from) continue
+      const topic = topics.find((t) => m.topics.has(t))
+      if (topic === undefined) continue
+      if (this.model.gossipLoss > 0 && this.loss.chance(this.model.gossipLoss)) {
+        this.traffic?.lost(from, m.place.node, message)
+        continue
+      }
+      const at = this.scheduler.now() + Math.max(1, this.model.gossipHops) * this.model.latencyMs(sender.place, m.place)
+      const group = due.get(at)
+      if (group === undefined) due.set(at, [{ to: m.place.node, topic }])
+      else group.push({ to: m.place.node, topic })
+      scheduled++
+    }
+    for (const [at, group] of due) {
+      this.scheduler.at(at, () => {
+        for (const { to, topic } of group) {
+          const handlers = this.members.get(to)?.topics.get(topic)
+          if (handlers === undefined) continue
+          this.traffic?.delivered('gossip', from, to, message)
+          for (const handler of handlers) handler(from, message)
+        }
+      })
+    }
+    return scheduled
+  }
+
+  /**
+   * Open a stream from `from` to `to`. Returns the opener's end at once (messages sent on it queue
+   * in order); the listener's end reaches `to` one latency later. A node with no listener, or gone,
+   * resets the stream (the opener's onClose says so).
+   */
+  open (from: string, to: string): StreamEnd {
+    const a = this.member(from)
+    const link = new Link(this.scheduler, this.model, a.place, this.members.get(to)?.place ?? { node: to, region: '' }, this.traffic)
+    this.scheduler.at(this.scheduler.now() + link.delay, () => {
+      const listener = this.members.get(to)?.listener
+      if (listener === undefined) return link.end('b').reset('no listener')
+      if (!link.isReset) listener(link.end('b'))
+    })
+    return link.end('a')
+  }
+
+  private member (node: string): Member {
+    const m = this.members.get(node)
+    if (m === undefined) throw new Error(`bus: unknown node ${node}`)
+    return m
+  }
+}
+
+type Side = 'a' | 'b'
+
+/** A stream's two directions: ordered delivery, one close for both. */
+class Link {
+  /** The delay of the open (and of the close or reset reaching the other side). */
+  readonly delay: number
+  isClosed = false
+  /** Reset: nothing more is delivered. */
+  isReset = false
+  private readonly last: Record<Side, number> = { a: 0, b: 0 }
+  private readonly handlers: Record<Side, { message?: (m: Message) => void, close?: (reason: string) => void, queued: Message[], closedWith?: string }> = {
+    a: { queued: [] },
+    b: { queued: [] }
+  }
+
+  private readonly ends: Partial<Record<Side, StreamEnd>> = {}
+
+  constructor (
+    private readonly scheduler: VirtualScheduler,
+    private readonly model: NetworkModel,
+    private readonly a: Place,
+    private readonly b: Place,
+    private readonly traffic: Traffic | undefined
+  ) {
+    this.delay = model.latencyMs(a, b)
+  }
+
+  end (side: Side): StreamEnd {
+    const existing = this.ends[side]
+    if (existing !== undefined) return existing
+    const other: Side = side === 'a' ? 'b' : 'a'
+    const self = this
+    const local = side === 'a' ? this.a.node : this.b.node
+    const remote = side === 'a' ? this.b.node : this.a.node
+    const end: StreamEnd = {
+      local,
+      remote,
+      get closed () { return self.isClosed },
+      send: (message) => {
+        if (this.isClosed) return
+        this.traffic?.sent('stream', local, message)
+        this.deliver(other, () => {
+          this.traffic?.delivered('stream', local, remote, message)
+          const h = this.handlers[other]
+          if (h.message === undefined) h.queued.push(message)
+          else h.message(message)
+        })
+      },
+      close: (reason = 'closed') => {
+        if (this.isClosed) return
+        this.isClosed = true
+        this.deliver(other, () => { this.closeSide(other, reason) })
+        this.scheduler.at(this.scheduler.now(), () => { this.closeSide(side, reason) })
+      },
+      reset: (reason = 'reset') => {
+        if (this.isReset) return
+        this.isClosed = true
+        this.isReset = true
+        const at = this.scheduler.now()
+        this.scheduler.at(at, () => { this.closeSide(side, reason) })
+        this.scheduler.at(at + this.delay, () => { this.closeSide(other, reason) })
+      },
+      onMessage: (fn) => {
+        const h = this.handlers[side]
+        h.message = fn
+        for (const m of h.queued.splice(0)) fn(m)
+      },
+      onClose: (fn) => {
+        const h = this.handlers[side]
+        h.close = fn
+        if (h.closedWith !== undefined) fn(h.closedWith)
+      }
+    }
+    this.ends[side] = end
+    return end
+  }
+
+  /** Run `fn` on `to`'s side one delay (drawn per message) from now, after everything sent to it before. */
+  private deliver (to: Side, fn: () => void): void {
+    const delay = to === 'b' ? this.model.latencyMs(this.a, this.b) : this.model.latencyMs(this.b, this.a)
+    const at = Math.max(this.scheduler.now() + delay, this.last[to])
+    this.last[to] = at
+    this.scheduler.at(at, () => {
+      if (this.isReset || this.handlers[to].closedWith !== undefined) return
+      fn()
+    })
+  }
+
+  private closeSide (side: Side, reason: string): void {
+    const h = this.handlers[side]
+    if (h.closedWith !== undefined) return
+    h.closedWith = reason
+    h.close?.(reason)
+  }
+}

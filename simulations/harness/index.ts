@@ -1,0 +1,13 @@
+/** The scenario harness: market agents on a virtual clock and an in-memory bus (README.md). */
+export * from './harness.js'
+export * from './bus.js'
+export * from './network.js'
+export * from './prng.js'
+export * from './ids.js'
+export * from './wire-size.js'
+export * from './payloads.js'
+export * from './messages.js'
+export * from './recorder.js'
+export * from './world.js'
+export * from './provider-node.js'
+export * from './requester-node.js'

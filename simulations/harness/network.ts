@@ -1,0 +1,56 @@
+/**
+ * The harness's model of the network: one-way delay between two nodes by their regions, with a
+ * seeded jitter, how many mesh hops a gossip message travels, and how often a gossip delivery is
+ * lost. Plain data plus one function, so a scenario can swap it for a measured RTT table
+ * (DESIGN §8) without touching the bus.
+ */
+import { Prng } from './prng.js'
+
+export interface NetworkModel {
+  /** One-way delay of one message from `from` (in region `fromRegion`) to `to`, ms. */
+  latencyMs: (from: Place, to: Place) => number
+  /** Gossip reaches a subscriber after this many hops of the sender's latency to it (gossipsub mesh ≈ 2). */
+  gossipHops: number
+  /** Chance that one gossip delivery (one message to one subscriber) is lost (0 … 1). */
+  gossipLoss: number
+}
+
+/** Where a node sits. */
+export interface Place { node: string, region: string }
+
+export interface RegionLatency {
+  /** Same region (`eu-west` and `eu-west`), ms. */
+  sameRegion: number
+  /** Same top-level region (`eu-west` and `eu-north`), ms. */
+  sameArea: number
+  /** Elsewhere, ms. */
+  elsewhere: number
+  /** Each delivery's delay is scaled by a factor drawn from [1, 1 + jitter). */
+  jitter: number
+}
+
+export const DEFAULT_REGION_LATENCY: Readonly<RegionLatency> = Object.freeze({ sameRegion: 2, sameArea: 15, elsewhere: 70, jitter: 0.2 })
+
+function area (region: string): string {
+  const dash = region.indexOf('-')
+  return dash < 0 ? region : region.slice(0, dash)
+}
+
+/** A latency model by region (DEFAULT_REGION_LATENCY unless given), jittered by `prng`. Whole ms, at least 1. */
+export function regionNetwork (prng: Prng, latency: Partial<RegionLatency> = {}, gossip: { hops?: number, loss?: number } = {}): NetworkModel {
+  const l = { ...DEFAULT_REGION_LATENCY, ...latency }
+  const jitter = prng.fork('latency-jitter')
+  return {
+    latencyMs: (from, to) => {
+      const base = from.region === to.region ? l.sameRegion : area(from.region) === area(to.region) ? l.sameArea : l.elsewhere
+      return Math.max(1, Math.round(base * (1 + l.jitter * jitter.next())))
+    },
+    gossipHops: gossip.hops ?? 2,
+    gossipLoss: gossip.loss ?? 0
+  }
+}
+
+/** Every message takes exactly `ms` (no jitter, no loss): for tests that count milliseconds. */
+export function fixedNetwork (ms: number, gossip: { hops?: number, loss?: number } = {}): NetworkModel {
+  return { latencyMs: () => ms, gossipHops: gossip.hops ?? 1, gossipLoss: gossip.loss ?? 0 }
+}

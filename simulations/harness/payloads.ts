@@ -1,0 +1,122 @@
+/**
+ * Builders for the payloads the harness's nodes exchange: capability ads, job requests, and the
+ * messages the shell seals (bids, awards, statuses, receipts, payments, cancels). They fill every
+ * schema field with what a daemon would put there, from a short spec, so scenarios stay readable.
+ */
+import type { CID } from '../../crypto/index.js'
+import { PROTOCOL_VERSION, modelSlug } from '../../protocol/constants.js'
+import type { CapabilityAd, GpuInfo } from '../../protocol/messages/capability-ad.js'
+import type { JobRequest } from '../../protocol/messages/job-request.js'
+import type { Tier } from '../../protocol/market/types.js'
+import type { WeeklyWindow } from '../../protocol/market/calendar.js'
+
+/** Free all week. */
+export const ALWAYS: readonly WeeklyWindow[] = Object.freeze([1, 2, 3, 4, 5, 6, 7].map((day) => ({ day, start: 0, end: 1440 })))
+
+/** The driver's name and memory of a GPU model the scenarios use (memory as nvidia-smi reports it). */
+export const GPU_MODELS = Object.freeze({
+  h100: { name: 'NVIDIA H100 80GB HBM3', vramMiB: 81_559 },
+  a100: { name: 'NVIDIA A100-SXM4-80GB', vramMiB: 81_920 },
+  l40s: { name: 'NVIDIA L40S', vramMiB: 46_068 },
+  rtx4090: { name: 'NVIDIA GeForce RTX 4090', vramMiB: 24_564 },
+  t4: { name: 'Tesla T4', vramMiB: 15_360 }
+})
+export type GpuModel = keyof typeof GPU_MODELS
+
+/** Micros per GPU-hour from credits per GPU-hour. */
+export function credits (c: number): number {
+  return Math.round(c * 1_000_000)
+}
+
+export interface AdSpec {
+  region: string
+  /** GPUs for sale, e.g. { h100: 2 }. */
+  gpus: Partial<Record<GpuModel, number>>
+  /** Price floor, micros per GPU-hour. */
+  floor: number
+  peak?: { price: number, windows: WeeklyWindow[] }
+  timeZone?: string
+  windows?: readonly WeeklyWindow[]
+  workloads?: Array<'process' | 'docker' | 'wasm'>
+  country?: string
+}
+
+/** A provider's capability ad payload (`name` makes its GPU UUIDs unique). */
+export function capabilityAd (name: string, spec: AdSpec, now: number, seq = 1): CapabilityAd {
+  const gpus: GpuInfo[] = []
+  for (const [model, count] of Object.entries(spec.gpus) as Array<[GpuModel, number]>) {
+    const m = GPU_MODELS[model]
+    for (let i = 0; i < count; i++) {
+      gpus.push({ index: gpus.length, uuid: `GPU-${name}-${gpus.length}`, name: m.name, model: modelSlug(m.name), vramMiB: m.vramMiB, provenance: 'declared' })
+    }
+  }
+  return {
+    v: PROTOCOL_VERSION,
+    issuedAt: now,
+    expiresAt: now + 2 * 24 * 3_600_000 - 1,
+    seq,
+    gpus,
+    host: { cpuCores: 32, memoryMiB: 262_144, diskGiB: 2_000 },
+    region: spec.region,
+    ...(spec.country !== undefined ? { country: spec.country } : {}),
+    price: { floor: spec.floor, ...(spec.peak !== undefined ? { peak: spec.peak } : {}) },
+    availability: { timeZone: spec.timeZone ?? 'UTC', windows: [...(spec.windows ?? ALWAYS)] },
+    workloads: spec.workloads ?? ['process', 'wasm'],
+    processSandbox: 'bwrap',
+    limits: {},
+    attestations: [],
+    addrs: []
+  }
+}
+
+export interface JobSpec {
+  gpus?: number
+  minVramGB?: number
+  models?: string[]
+  tier?: Tier
+  /** Price cap, micros per GPU-hour. */
+  maxPrice?: number
+  maxStartDelaySec?: number
+  regions?: string[]
+  residency?: 'strict' | 'prefer'
+  maxRuntimeSec?: number
+  bidWindowMs?: number
+  paymentRule?: 'first-price' | 'second-score'
+  /** How long the request stays valid (expiresAt − issuedAt), ms. */
+  lifetimeMs?: number
+  outputs?: string[]
+  label?: string
+}
+
+/** A job request payload with a daemon's defaults for whatever the spec leaves out. */
+export function jobRequest (spec: JobSpec, now: number, nonce: Uint8Array): JobRequest {
+  return {
+    v: PROTOCOL_VERSION,
+    issuedAt: now,
+    expiresAt: now + (spec.lifetimeMs ?? 3_600_000),
+    nonce,
+    workload: {
+      executor: 'process',
+      argv: ['/bin/true'],
+      env: {},
+      inputs: [],
+      outputs: spec.outputs ?? ['result.txt'],
+      maxRuntimeSec: spec.maxRuntimeSec ?? 3_600,
+      network: false
+    },
+    resources: { gpus: spec.gpus ?? 1, minVramGB: spec.minVramGB ?? 0, models: spec.models ?? [], cpuCores: 0, memoryMiB: 0, diskMiB: 0 },
+    sla: { tier: spec.tier ?? 'silver', maxPrice: spec.maxPrice ?? credits(5), maxStartDelaySec: spec.maxStartDelaySec ?? 600 },
+    placement: { regions: spec.regions ?? [], residency: spec.residency ?? 'prefer' },
+    verification: { mode: 'none' },
+    auction: { bidWindowMs: spec.bidWindowMs ?? 2_000, paymentRule: spec.paymentRule ?? 'first-price' },
+    ...(spec.label !== undefined ? { label: spec.label } : {})
+  }
+}
+
+/** The message header a daemon puts on what it seals at `now`, valid for `lifetimeMs`. */
+export function header (now: number, lifetimeMs: number): { v: typeof PROTOCOL_VERSION, issuedAt: number, expiresAt: number } {
+  return { v: PROTOCOL_VERSION, issuedAt: now, expiresAt: now + lifetimeMs }
+}
+
+/** A job and award reference, as the exec messages carry it. */
+export interface AwardRef { job: CID, award: CID }

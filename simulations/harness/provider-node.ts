@@ -1,0 +1,361 @@
+/**
+ * A harness provider: a `ProviderAgent` and the shell around it, doing with each effect what
+ * node/market/provider*.ts does over libp2p — publish bids on the job's topics, answer on the exec
+ * stream, fetch inputs, run the job (the world's execution model: a duration, an exit code, an
+ * output size), send statuses and the receipt, report failures — with counters for CIDs and no
+ * signatures. Adversarial behaviour is opt-in (`behaviour`): a no-show takes the award's stream and
+ * never answers; a cheat returns outputs that do not match its receipt.
+ */
+import type { Cancel } from '../../protocol/market/scheduler.js'
+import { EVIDENCE_TOPIC } from '../../protocol/constants.js'
+import { jobTopics, providerTopics } from '../../protocol/discovery.js'
+import type { CapabilityAd } from '../../protocol/messages/capability-ad.js'
+import { billedGpus, ceilSeconds } from '../../protocol/market/lifecycle-shared.js'
+import { isProviderFinal } from '../../protocol/market/provider-lifecycle.js'
+import { ProviderAgent } from '../../protocol/market/provider-agent.js'
+import type { OfferEffect, ProviderAgentEffect, ProviderAgentEvent } from '../../protocol/market/provider-agent-types.js'
+import type { CID } from '../../crypto/index.js'
+import type { Message, StreamEnd } from './bus.js'
+import { peerIdOf } from './ids.js'
+import { bodyOf, message, type Opened, type RoundBody } from './messages.js'
+import { capabilityAd, header, type AdSpec } from './payloads.js'
+import { transferMs, type World } from './world.js'
+import type { Award, JobState } from '../../protocol/messages/award.js'
+
+/** The provider shell lingers this long on an ended job's stream for a late payment (node/market: LINGER_MS). */
+export const LINGER_MS = 30_000
+/** A requester that opens an exec stream must send its award within this (node/market: AWARD_WAIT_MS). */
+export const AWARD_WAIT_MS = 10_000
+/** Statuses, responses and receipts are valid this long. */
+const STATUS_LIFETIME_MS = 10 * 60_000
+
+export interface ProviderBehaviour {
+  /** Take the award's stream and never answer it (a no-show: a stranger that underbids and vanishes). */
+  noShow?: boolean
+  /** Return outputs that do not match the receipt. */
+  tamperOutputs?: boolean
+}
+
+export interface ProviderNodeSpec extends AdSpec {
+  /** Bid damping (default on). */
+  damping?: boolean
+  behaviour?: ProviderBehaviour
+}
+
+interface Work { cancel: Cancel[] }
+
+export class ProviderNode {
+  readonly peerId: string
+  readonly agent: ProviderAgent
+  readonly behaviour: ProviderBehaviour
+  private ad: CapabilityAd | undefined
+  private adCid: CID
+  /** The exec stream of each awarded bid. */
+  private readonly streams = new Map<string, StreamEnd>()
+  /** Streams whose award is being handled, by award id. */
+  private readonly arriving = new Map<string, StreamEnd>()
+  private readonly awards = new Map<string, Opened<Award>>()
+  private readonly statusSeq = new Map<string, number>()
+  private readonly work = new Map<string, Work>()
+  private readonly started = new Map<string, number>()
+  private wake: Cancel | undefined
+  private wakeAt = 0
+  /** The latest wake the agent asked for. */
+  private wantWake: number | undefined
+  private readonly queue: ProviderAgentEvent[] = []
+  private busy = false
+  private gone = false
+
+  constructor (private readonly world: World, readonly name: string, spec: ProviderNodeSpec) {
+    this.peerId = peerIdOf(name)
+    this.behaviour = spec.behaviour ?? {}
+    this.agent = new ProviderAgent({ peerId: this.peerId, params: world.params, ...(spec.damping === false ? { damping: false } : {}) })
+    world.bus.join(this.peerId, spec.region)
+    for (const topic of providerTopics(spec.region)) world.bus.subscribe(this.peerId, topic, (from, m) => { this.onGossip(from, m) })
+    world.bus.listen(this.peerId, (stream) => { this.onStream(stream) })
+    this.adCid = world.ids.cid('ad')
+    this.ad = capabilityAd(name, spec, world.scheduler.now())
+    this.feed({ type: 'ad-changed', now: this.now(), ad: this.ad })
+  }
+
+  private now (): number {
+    return this.world.scheduler.now()
+  }
+
+  /** The owner changes what is for sale (undefined: stops selling); a new ad id. */
+  setAd (spec: AdSpec | undefined): void {
+    this.adCid = this.world.ids.cid('ad')
+    this.ad = spec === undefined ? undefined : capabilityAd(this.name, spec, this.now(), (this.ad?.seq ?? 0) + 1)
+    this.feed({ type: 'ad-changed', now: this.now(), ad: this.ad })
+  }
+
+  /** The node crashes: it leaves the network, its streams reset, its work and timers stop. */
+  crash (): void {
+    this.gone = true
+    this.wake?.()
+    for (const w of this.work.values()) for (const c of w.cancel) c()
+    for (const s of this.streams.values()) s.reset('provider crashed')
+    this.world.bus.leave(this.peerId)
+  }
+
+  /** Hand an event to the agent and carry out its effects (events the effects cause queue behind). */
+  feed (event: ProviderAgentEvent): void {
+    if (this.gone) return
+    this.queue.push(event)
+    if (this.busy) return
+    this.busy = true
+    try {
+      for (let e = this.queue.shift(); e !== undefined; e = this.queue.shift()) {
+        for (const effect of this.agent.handle(e)) this.carryOut(effect)
+      }
+    } finally {
+      this.busy = false
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Gossip in
+  // -------------------------------------------------------------------------------------------
+
+  private onGossip (_from: string, m: Message): void {
+    const job = bodyOf(m, 'job-request')
+    if (job !== undefined) return this.feed({ type: 'job-seen', now: this.now(), job })
+    const round = bodyOf(m, 'auction-round')
+    if (round !== undefined) return this.onRound(round)
+    const bid = bodyOf(m, 'bid')
+    // the agent keeps a bid only while it waits to bid on its job; with nothing pending it drops
+    // every bid, so the shell need not hand it over (the same outcome, without the call: bench:pipeline)
+    if (bid !== undefined && this.agent.pendingBids > 0) return this.feed({ type: 'bid-seen', now: this.now(), bid })
+  }
+
+  private onRound (r: RoundBody): void {
+    const job = r.request
+    this.feed({ type: 'job-seen', now: this.now(), job, round: { round: r.round, attempt: r.attempt, excluded: r.excluded, opensAt: r.opensAt } })
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // The exec stream
+  // -------------------------------------------------------------------------------------------
+
+  private onStream (stream: StreamEnd): void {
+    // a no-show takes the stream and says nothing: it neither answers nor closes it
+    if (this.behaviour.noShow === true) return
+    let bid: string | undefined
+    const timer = this.world.scheduler.at(this.now() + AWARD_WAIT_MS, () => { if (bid === undefined) stream.reset('no award in time') })
+    stream.onMessage((m) => {
+      if (bid === undefined) {
+        const award = bodyOf(m, 'award')
+        if (award === undefined) return stream.reset('the first frame must be an award')
+        timer()
+        const id = award.cid.toString()
+        this.arriving.set(id, stream)
+        this.awards.set(award.payload.bid.toString(), award)
+        this.feed({ type: 'award', now: this.now(), award: { id, signer: award.signer, payload: award.payload }, from: stream.remote })
+        this.arriving.delete(id)
+        bid = [...this.streams.entries()].find(([, s]) => s === stream)?.[0]
+        return
+      }
+      const payment = bodyOf(m, 'payment')
+      if (payment !== undefined) {
+        return this.feed({ type: 'payment', now: this.now(), bid, signer: payment.signer, payload: payment.payload })
+      }
+      const cancel = bodyOf(m, 'job-cancel')
+      if (cancel !== undefined) this.feed({ type: 'cancel', now: this.now(), bid, signer: cancel.signer, payload: cancel.payload })
+    })
+    stream.onClose(() => {
+      timer()
+      if (bid === undefined) return
+      if (this.streams.get(bid) === stream) this.streams.delete(bid)
+      this.feed({ type: 'requester-gone', now: this.now(), bid })
+    })
+  }
+
+  private send (bid: string, m: Message): void {
+    this.streams.get(bid)?.send(m)
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Effects
+  // -------------------------------------------------------------------------------------------
+
+  private carryOut (effect: ProviderAgentEffect): void {
+    switch (effect.type) {
+      case 'send-bid': return this.sendBid(effect)
+      case 'refuse-award': {
+        const stream = this.arriving.get(effect.award)
+        this.world.recorder.note(`${this.name} refused award: ${effect.message}`)
+        return stream?.reset(effect.message)
+      }
+      case 'award-taken': {
+        const stream = this.arriving.get(effect.award)
+        if (stream !== undefined) this.streams.set(effect.bid, stream)
+        return this.ledger(effect.bid, false)
+      }
+      case 'frame-accepted':
+        if (effect.kind === 'payment') this.ledger(effect.bid, true)
+        return
+      case 'drop-frame': return this.world.recorder.note(`${this.name} dropped ${effect.kind}: ${effect.reason}`)
+      case 'offer-updated': return this.ledger(effect.bid, false)
+      case 'offer-ended': return this.onOfferEnded(effect)
+      case 'wake': return this.setWake(effect.at)
+      case 'note': return
+      default: return this.carryOutOffer(effect)
+    }
+  }
+
+  private sendBid (e: Extract<ProviderAgentEffect, { type: 'send-bid' }>): void {
+    const job = this.world.jobs.get(e.job)
+    const ad = this.ad
+    if (job === undefined || ad === undefined) return
+    const now = this.now()
+    const held = ad.gpus.filter((g) => e.decision.gpus.includes(g.uuid))
+    const first = held[0] ?? ad.gpus[0]
+    const payload = {
+      ...header(now, e.expiresAt - now),
+      job: job.cid,
+      provider: this.peerId,
+      price: e.decision.price,
+      gpus: [...e.decision.gpus],
+      model: first?.model ?? 'cpu',
+      vramMiB: held.length === 0 ? 0 : Math.min(...held.map((g) => g.vramMiB)),
+      region: ad.region,
+      ...(ad.country !== undefined ? { country: ad.country } : {}),
+      startBy: e.decision.startBy,
+      ad: this.adCid
+    }
+    const cid = this.world.ids.cid('bid')
+    this.feed({ type: 'bid-sealed', now, job: e.job, round: e.round, bid: cid.toString(), payload })
+    this.world.bus.publish(this.peerId, jobTopics(job.payload.placement), message('bid', { cid, signer: this.peerId, payload }))
+  }
+
+  private carryOutOffer (e: OfferEffect): void {
+    const now = this.now()
+    const award = this.awards.get(e.bid)
+    const ref = award === undefined ? undefined : { job: award.payload.job, award: award.cid }
+    switch (e.type) {
+      case 'respond-award':
+        if (ref === undefined) return
+        return this.send(e.bid, message('award-response', { cid: this.world.ids.cid('resp'), signer: this.peerId, payload: { ...header(now, STATUS_LIFETIME_MS), ...ref, decision: e.decision, ...(e.reason !== undefined ? { reason: e.reason.slice(0, 256) } : {}) } }))
+      case 'fetch-inputs': {
+        const bytes = this.world.execution(e.job, this.name).inputBytes
+        this.world.recorder.blob('input-blob', bytes)
+        const at = now + transferMs(this.world, bytes) + (bytes > 0 ? 2 * this.world.bus.latencyMs(this.peerId, this.world.jobs.get(e.job)?.signer ?? '') : 0)
+        return this.track(e.bid, this.world.scheduler.at(at, () => { this.feed({ type: 'inputs-fetched', now: this.now(), bid: e.bid }) }))
+      }
+      case 'start-job': return this.startJob(e.bid, e.job)
+      case 'heartbeat':
+        return this.status(e.bid, e.seq, e.state, e.gpuSeconds, e.message)
+      case 'notify-preemption':
+        return this.status(e.bid, 0, 'preempted', e.gpuSeconds, e.message)
+      case 'send-receipt': {
+        if (ref === undefined) return
+        const ex = this.world.execution(e.job, this.name)
+        const job = this.world.jobs.get(e.job)
+        const payload = {
+          ...header(now, 400 * 24 * 3_600_000 - 1),
+          ...ref,
+          requester: job?.signer ?? '',
+          inputs: [],
+          outputs: this.world.ids.cid('manifest'),
+          exitCode: e.exitCode,
+          startedAt: e.startedAt,
+          endedAt: Math.max(e.startedAt, e.endedAt),
+          gpuSeconds: e.gpuSeconds,
+          gpus: [...(this.agent.offer(e.bid)?.gpus ?? [])],
+          executor: job?.payload.workload.executor ?? 'process'
+        }
+        return this.send(e.bid, message('receipt', { cid: this.world.ids.cid('receipt'), signer: this.peerId, payload, outputBytes: e.exitCode === -1 ? 0 : ex.outputBytes, tampered: this.behaviour.tamperOutputs === true }))
+      }
+      case 'stop-work': return this.stopWork(e.bid)
+      case 'record-failure': {
+        const job = this.world.jobs.get(e.job)
+        if (job === undefined) return
+        this.world.recorder.failure({ reporter: this.peerId, subject: e.subject, job: e.job, reason: e.reason, at: now, ...(e.detail !== undefined ? { detail: e.detail } : {}) })
+        const payload = { ...header(now, 400 * 24 * 3_600_000 - 1), job: job.cid, subject: e.subject, reason: e.reason, observedAt: now, evidence: [], ...(e.detail !== undefined ? { detail: e.detail.slice(0, 512) } : {}) }
+        this.world.bus.publish(this.peerId, [EVIDENCE_TOPIC], message('failure-report', { cid: this.world.ids.cid('failure'), signer: this.peerId, payload }, e.evidence.length * 400))
+      }
+    }
+  }
+
+  private status (bid: string, seq: number, state: JobState, gpuSeconds: number, note: string | undefined): void {
+    const award = this.awards.get(bid)
+    if (award === undefined) return
+    const next = Math.max(seq, (this.statusSeq.get(bid) ?? 0) + 1)
+    this.statusSeq.set(bid, next)
+    const payload = { ...header(this.now(), STATUS_LIFETIME_MS), job: award.payload.job, award: award.cid, seq: next, state, gpuSeconds, ...(note !== undefined ? { message: note.slice(0, 512) } : {}) }
+    this.send(bid, message('job-status', { cid: this.world.ids.cid('status'), signer: this.peerId, payload }))
+  }
+
+  /** The executor model: run for the scenario's duration, then exit with its code. */
+  private startJob (bid: string, job: string): void {
+    const ex = this.world.execution(job, this.name)
+    const request = this.world.jobs.get(job)
+    if (ex.exitCode === -1) {
+      this.track(bid, this.world.scheduler.at(this.now(), () => { this.feed({ type: 'finished', now: this.now(), bid, exitCode: -1, gpuSeconds: 0, note: 'the executor could not start the job' }) }))
+      return
+    }
+    const startedAt = this.now()
+    this.started.set(bid, startedAt)
+    this.feed({ type: 'started', now: startedAt, bid })
+    this.track(bid, this.world.scheduler.at(startedAt + ex.durationMs, () => {
+      const now = this.now()
+      const gpuSeconds = billedGpus(request?.payload.resources.gpus ?? 1) * ceilSeconds(now - startedAt)
+      this.feed({ type: 'finished', now, bid, exitCode: ex.exitCode, gpuSeconds, outputBytes: ex.outputBytes })
+    }))
+  }
+
+  private track (bid: string, cancel: Cancel): void {
+    const w = this.work.get(bid) ?? { cancel: [] }
+    w.cancel.push(cancel)
+    this.work.set(bid, w)
+  }
+
+  private stopWork (bid: string): void {
+    for (const c of this.work.get(bid)?.cancel ?? []) c()
+    this.work.delete(bid)
+  }
+
+  private onOfferEnded (e: Extract<ProviderAgentEffect, { type: 'offer-ended' }>): void {
+    this.stopWork(e.bid)
+    this.world.recorder.offerEnded({ node: this.peerId, job: e.job, bid: e.bid, status: e.status, ...(e.reason !== undefined ? { reason: e.reason } : {}), awarded: e.awarded, at: this.now() })
+    if (e.awarded) this.ledger(e.bid, false, e.status)
+    const stream = this.streams.get(e.bid)
+    if (stream !== undefined) this.world.scheduler.at(this.now() + LINGER_MS, () => { stream.close('the job has ended') })
+  }
+
+  /**
+   * The offer's ledger line, as node/market's offerLedgerEntry writes it: once awarded, the latest
+   * valid payment the agent accepted, and the lifecycle's final status (or open).
+   */
+  private ledger (bid: string, payment: boolean, ending?: string): void {
+    const award = this.awards.get(bid)
+    const view = this.agent.offer(bid)
+    if (award === undefined || view?.award === undefined) return
+    const state = ending ?? (isProviderFinal(view.state.status) ? view.state.status : 'open')
+    this.world.recorder.ledger(this.peerId, award.cid.toString(), { role: 'provider', job: view.job, counterparty: award.signer, price: award.payload.price }, { cumulative: view.payment.cumulative, state, payment })
+  }
+
+
+  /**
+   * The agent's wake replaces the earlier one. A timer already set for an earlier time is kept and
+   * re-armed when it fires early (a tick before the wake would find nothing due): this saves the
+   * scheduler a cancelled entry per reschedule, which 1,000 providers make often.
+   */
+  private setWake (at: number): void {
+    this.wantWake = at
+    if (this.wake !== undefined && this.wakeAt <= at) return
+    this.wake?.()
+    this.arm(at)
+  }
+
+  private arm (at: number): void {
+    this.wakeAt = at
+    this.wake = this.world.scheduler.at(at, () => {
+      this.wake = undefined
+      const want = this.wantWake
+      if (want !== undefined && want > this.now()) return this.arm(want)
+      this.wantWake = undefined
+      this.feed({ type: 'tick', now: this.now() })
+    })
+  }
+}

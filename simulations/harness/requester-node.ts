@@ -1,0 +1,272 @@
+/**
+ * A harness requester: a `RequesterAgent` and the shell around it, doing with each effect what
+ * node/market/requester*.ts does over libp2p — gossip the job and its re-opened rounds, seal and
+ * send the award on an exec stream to the winner, turn the provider's frames into events, pay,
+ * fetch the outputs (a delay for their size), report failures, keep the ledger — with counters for
+ * CIDs and no signatures. `behaviour.stopPayingAfter` makes it a requester that stops paying.
+ */
+import type { CID } from '../../crypto/index.js'
+import { EVIDENCE_TOPIC } from '../../protocol/constants.js'
+import { jobTopics, providerTopics } from '../../protocol/discovery.js'
+import type { Award } from '../../protocol/messages/award.js'
+import type { JobRequest } from '../../protocol/messages/job-request.js'
+import { RequesterAgent, type RequesterAgentEffect, type RequesterAgentEvent } from '../../protocol/market/requester-agent.js'
+import type { Message, StreamEnd } from './bus.js'
+import { peerIdOf } from './ids.js'
+import { bodyOf, message, type Opened } from './messages.js'
+import { header, jobRequest, type JobSpec } from './payloads.js'
+import { transferMs, type Execution, type World } from './world.js'
+
+/** Awards, cancels and payments are valid this long (node/market seals them alike). */
+const AWARD_LIFETIME_MS = 3_600_000 - 1
+const PAYMENT_LIFETIME_MS = 30 * 24 * 3_600_000 - 1
+
+export interface RequesterBehaviour {
+  /** Send no payment after this many (a requester that stops paying). */
+  stopPayingAfter?: number
+}
+
+export interface RequesterNodeSpec {
+  region: string
+  behaviour?: RequesterBehaviour
+}
+
+interface Attempt {
+  job: string
+  attempt: number
+  provider: string
+  award: Opened<Award>
+  stream: StreamEnd
+  paySeq: number
+  receipt?: { outputBytes: number, tampered: boolean }
+  /** This side closed or aborted the stream: its end is no news. */
+  closing: boolean
+}
+
+interface Job { id: string, cid: CID, request: Opened<JobRequest>, attempts: Map<number, Attempt> }
+
+export class RequesterNode {
+  readonly peerId: string
+  readonly agent: RequesterAgent
+  readonly behaviour: RequesterBehaviour
+  private readonly jobs = new Map<string, Job>()
+  private readonly wakes = new Set<string>()
+  private readonly topics = new Set<string>()
+  private paymentsSent = 0
+  private readonly queue: RequesterAgentEvent[] = []
+  private busy = false
+
+  constructor (private readonly world: World, readonly name: string, readonly spec: RequesterNodeSpec) {
+    this.peerId = peerIdOf(name)
+    this.behaviour = spec.behaviour ?? {}
+    this.agent = new RequesterAgent(this.peerId, world.params)
+    world.bus.join(this.peerId, spec.region)
+    for (const topic of providerTopics(spec.region)) this.subscribe(topic)
+  }
+
+  private now (): number {
+    return this.world.scheduler.now()
+  }
+
+  private subscribe (topic: string): void {
+    if (this.topics.has(topic)) return
+    this.topics.add(topic)
+    this.world.bus.subscribe(this.peerId, topic, (from, m) => { this.onGossip(from, m) })
+  }
+
+  /** Submit a job now; `execution` is how it runs wherever it is awarded (the world's default otherwise). Returns its id. */
+  submit (spec: JobSpec, execution?: Partial<Execution>): string {
+    const now = this.now()
+    const payload = jobRequest(spec, now, this.world.ids.nonce())
+    const cid = this.world.ids.cid('job')
+    const id = cid.toString()
+    if (execution !== undefined) this.world.setExecution(id, execution)
+    const request = { cid, signer: this.peerId, payload }
+    this.jobs.set(id, { id, cid, request, attempts: new Map() })
+    this.world.jobs.set(id, request)
+    for (const topic of jobTopics(payload.placement)) this.subscribe(topic)
+    this.feed({ type: 'job-submitted', now, cid, request: payload })
+    return id
+  }
+
+  /** Call the job off now. */
+  cancel (job: string): void {
+    this.feed({ type: 'cancel', now: this.now(), job })
+  }
+
+  /** Hand an event to the agent and carry out its effects (events the effects cause queue behind). */
+  feed (event: RequesterAgentEvent): void {
+    this.queue.push(event)
+    if (this.busy) return
+    this.busy = true
+    try {
+      for (let e = this.queue.shift(); e !== undefined; e = this.queue.shift()) {
+        for (const effect of this.agent.handle(e)) this.carryOut(effect)
+      }
+    } finally {
+      this.busy = false
+    }
+  }
+
+  private onGossip (_from: string, m: Message): void {
+    const bid = bodyOf(m, 'bid')
+    if (bid === undefined || !this.jobs.has(bid.payload.job.toString())) return
+    this.feed({ type: 'bid-seen', now: this.now(), bid, model: bid.payload.model, region: bid.payload.region })
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Effects
+  // -------------------------------------------------------------------------------------------
+
+  private carryOut (effect: RequesterAgentEffect): void {
+    const now = this.now()
+    switch (effect.type) {
+      case 'publish-job': {
+        const job = this.jobs.get(effect.job)
+        if (job === undefined) return
+        this.world.bus.publish(this.peerId, jobTopics(job.request.payload.placement), message('job-request', job.request))
+        return
+      }
+      case 'publish-round': {
+        const job = this.jobs.get(effect.job)
+        if (job === undefined) return
+        const body = { cid: this.world.ids.cid('round'), signer: this.peerId, round: effect.round, attempt: effect.attempt, excluded: [...effect.excluded], opensAt: now, request: job.request }
+        this.world.recorder.note(`${this.name} round ${effect.round} of ${effect.job} (${effect.reason})`)
+        this.world.bus.publish(this.peerId, jobTopics(job.request.payload.placement), message('auction-round', body))
+        return
+      }
+      case 'send-award': return this.sendAward(effect)
+      case 'send-cancel': {
+        const a = this.attemptOf(effect.job, effect.attempt)
+        if (a === undefined) return
+        a.stream.send(message('job-cancel', { cid: this.world.ids.cid('cancel'), signer: this.peerId, payload: { ...header(now, AWARD_LIFETIME_MS), job: a.award.payload.job, award: a.award.cid, reason: effect.reason.slice(0, 256) } }))
+        return
+      }
+      case 'pay': return this.pay(effect)
+      case 'end-award': {
+        const a = this.attemptOf(effect.job, effect.attempt)
+        if (a === undefined) return
+        this.world.recorder.ledger(this.peerId, a.award.cid.toString(), this.lineInit(a), { cumulative: effect.cumulative, state: effect.ending })
+        return
+      }
+      case 'record-failure': {
+        const job = this.jobs.get(effect.job)
+        if (job === undefined) return
+        this.world.recorder.failure({ reporter: this.peerId, subject: effect.subject, job: effect.job, reason: effect.reason, at: now, counted: effect.counted, ...(effect.detail !== undefined ? { detail: effect.detail } : {}) })
+        const payload = { ...header(now, PAYMENT_LIFETIME_MS), job: job.cid, subject: effect.subject, reason: effect.reason, observedAt: now, evidence: [], ...(effect.detail !== undefined ? { detail: effect.detail.slice(0, 512) } : {}) }
+        this.world.bus.publish(this.peerId, [EVIDENCE_TOPIC], message('failure-report', { cid: this.world.ids.cid('failure'), signer: this.peerId, payload }, effect.evidence.length * 400))
+        // the daemon aborts the failed attempt's stream
+        const a = this.attemptOf(effect.job, effect.attempt)
+        if (a !== undefined) { a.closing = true; a.stream.reset(`attempt failed: ${effect.reason}`) }
+        return
+      }
+      case 'fetch-outputs': return this.fetchOutputs(effect.job, effect.attempt, effect.provider)
+      case 'explain': return this.world.recorder.note(`${this.name} no acceptable bid for ${effect.job} in round ${effect.round} (${effect.bids} bids)`)
+      case 'wake': return this.setWake(effect.job, effect.at)
+      case 'finished': {
+        this.world.recorder.jobEnded({ job: effect.job, requester: this.peerId, status: effect.status, ...(effect.reason !== undefined ? { reason: effect.reason } : {}), at: now })
+        for (const a of this.jobs.get(effect.job)?.attempts.values() ?? []) { a.closing = true; a.stream.close('the job has ended') }
+        return
+      }
+      case 'note':
+      case 'ignored':
+    }
+  }
+
+  private sendAward (e: Extract<RequesterAgentEffect, { type: 'send-award' }>): void {
+    const job = this.jobs.get(e.job)
+    if (job === undefined) return
+    const now = this.now()
+    const payload: Award = { ...header(now, AWARD_LIFETIME_MS), ...e.fields }
+    const cid = this.world.ids.cid('award')
+    const award: Opened<Award> = { cid, signer: this.peerId, payload }
+    const stream = this.world.bus.open(this.peerId, e.provider)
+    const a: Attempt = { job: e.job, attempt: e.attempt, provider: e.provider, award, stream, paySeq: 0, closing: false }
+    job.attempts.set(e.attempt, a)
+    this.world.recorder.award({ job: e.job, attempt: e.attempt, award: cid.toString(), requester: this.peerId, provider: e.provider, price: payload.price, at: now })
+    this.world.recorder.ledger(this.peerId, cid.toString(), this.lineInit(a), {})
+    this.feed({ type: 'award-sealed', now, job: e.job, attempt: e.attempt, award: cid.toString(), paymentRule: payload.paymentRule })
+    this.world.bus.publish(this.peerId, jobTopics(job.request.payload.placement), message('award', award))
+    stream.onMessage((m) => { this.onFrame(a, m) })
+    stream.onClose((reason) => { this.onStreamClosed(a, reason) })
+    stream.send(message('award', award))
+  }
+
+  private lineInit (a: Attempt): { role: 'requester', job: string, counterparty: string, price: number } {
+    return { role: 'requester', job: a.job, counterparty: a.provider, price: a.award.payload.price }
+  }
+
+  private attemptOf (job: string, attempt: number): Attempt | undefined {
+    return this.jobs.get(job)?.attempts.get(attempt)
+  }
+
+  private pay (e: Extract<RequesterAgentEffect, { type: 'pay' }>): void {
+    const a = this.attemptOf(e.job, e.attempt)
+    if (a === undefined) return
+    const limit = this.behaviour.stopPayingAfter
+    if (limit !== undefined && this.paymentsSent >= limit) return this.world.recorder.note(`${this.name} withholds a payment of ${e.cumulative} for ${e.job}`)
+    this.paymentsSent++
+    const now = this.now()
+    a.paySeq++
+    const payload = { ...header(now, PAYMENT_LIFETIME_MS), job: a.award.payload.job, award: a.award.cid, payee: e.payee, seq: a.paySeq, interval: e.interval, cumulative: e.cumulative, gpuSeconds: e.gpuSeconds }
+    a.stream.send(message('payment', { cid: this.world.ids.cid('payment'), signer: this.peerId, payload }))
+    this.world.recorder.ledger(this.peerId, a.award.cid.toString(), this.lineInit(a), { cumulative: e.cumulative, payment: true, ...(e.final ? { state: e.ending ?? 'final' } : {}) })
+    this.feed({ type: 'payment-sent', now, job: e.job, attempt: e.attempt, cumulative: e.cumulative })
+  }
+
+  private fetchOutputs (job: string, attempt: number, provider: string): void {
+    const a = this.attemptOf(job, attempt)
+    if (a === undefined) return
+    const bytes = a.receipt?.outputBytes ?? 0
+    const tampered = a.receipt?.tampered === true
+    this.world.recorder.blob('output-blob', bytes)
+    const at = this.now() + 2 * this.world.bus.latencyMs(this.peerId, provider) + transferMs(this.world, bytes)
+    this.world.scheduler.at(at, () => {
+      const now = this.now()
+      if (tampered) this.feed({ type: 'outputs-mismatch', now, job, attempt, provider, detail: 'an output does not match its CID' })
+      else this.feed({ type: 'outputs-verified', now, job, attempt, provider, files: 1 })
+    })
+  }
+
+  private setWake (job: string, at: number): void {
+    const k = `${job} ${at}`
+    if (this.wakes.has(k)) return
+    this.wakes.add(k)
+    this.world.scheduler.at(at, () => {
+      this.wakes.delete(k)
+      this.feed({ type: 'tick', now: this.now(), job })
+    })
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // The exec stream
+  // -------------------------------------------------------------------------------------------
+
+  private onFrame (a: Attempt, m: Message): void {
+    const now = this.now()
+    const base = { now, job: a.job, attempt: a.attempt, provider: a.provider }
+    const response = bodyOf(m, 'award-response')
+    if (response !== undefined) {
+      const r = response.payload
+      return this.feed({ ...base, type: 'award-response', decision: r.decision, ...(r.reason !== undefined ? { reason: r.reason } : {}) })
+    }
+    const status = bodyOf(m, 'job-status')
+    if (status !== undefined) {
+      const s = status.payload
+      return this.feed({ ...base, type: 'job-status', seq: s.seq, state: s.state, gpuSeconds: s.gpuSeconds, ...(s.message !== undefined ? { message: s.message } : {}) })
+    }
+    const receipt = bodyOf(m, 'receipt')
+    if (receipt !== undefined) {
+      a.receipt = { outputBytes: receipt.outputBytes, tampered: receipt.tampered }
+      const r = receipt.payload
+      return this.feed({ ...base, type: 'receipt', exitCode: r.exitCode, gpuSeconds: r.gpuSeconds, forThisRequester: r.requester === this.peerId })
+    }
+  }
+
+  private onStreamClosed (a: Attempt, reason: string): void {
+    if (a.closing || a.receipt !== undefined) return
+    const base = { now: this.now(), job: a.job, attempt: a.attempt, provider: a.provider }
+    if (reason === 'no listener') this.feed({ ...base, type: 'unreachable', detail: 'the provider is not reachable' })
+    else this.feed({ ...base, type: 'stream-failed', fault: 'remote', detail: `the provider closed the stream: ${reason}` })
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * What every harness node shares: the virtual clock, the bus, the recorder, the id counters, the
+ * market parameters, and the simulator's model of execution (how long each job runs and how it ends,
+ * as the scenario says). Nodes reach each other only through the bus; the world is their physics.
+ */
+import type { VirtualScheduler } from '../../protocol/market/scheduler.js'
+import type { MarketParams } from '../../protocol/market/params.js'
+import type { Bus } from './bus.js'
+import type { IdFactory } from './ids.js'
+import type { JobRequest } from '../../protocol/messages/job-request.js'
+import type { Opened } from './messages.js'
+import type { Recorder } from './recorder.js'
+
+/** How a job runs on a provider: the scenario's model of the executor. */
+export interface Execution {
+  /** Run time from start to exit, ms. */
+  durationMs: number
+  /** Exit code: 0 success, 1 … 255 a failed run, −1 the executor could not start it. */
+  exitCode: number
+  /** Total size of the outputs, bytes (the requester fetches them after the receipt). */
+  outputBytes: number
+  /** Total size of the inputs, bytes (the provider fetches them before the start). */
+  inputBytes: number
+}
+
+export const DEFAULT_EXECUTION: Readonly<Execution> = Object.freeze({ durationMs: 60_000, exitCode: 0, outputBytes: 1_024, inputBytes: 0 })
+
+export interface World {
+  readonly scheduler: VirtualScheduler
+  readonly bus: Bus
+  readonly recorder: Recorder
+  readonly ids: IdFactory
+  readonly params: MarketParams
+  /** Blob transfer speed between two nodes, bytes per second. */
+  readonly bandwidthBytesPerSec: number
+  /** The execution model of `job` (its id) on `provider` (a node name). */
+  execution: (job: string, provider: string) => Execution
+  /** Set how `job` runs (fields left out keep the default), on `provider` only when named. */
+  setExecution: (job: string, execution: Partial<Execution>, provider?: string) => void
+  /**
+   * Every job request published, by id. A provider's shell looks up only jobs its agent names (so
+   * jobs it has seen): one shared copy stands for the request each daemon keeps with its offers.
+   */
+  readonly jobs: Map<string, Opened<JobRequest>>
+  /** Whether `node` keeps an honest ledger (adversaries do not). */
+  keepsLedger: (node: string) => boolean
+}
+
+/** Time to move `bytes` at the world's bandwidth, ms (whole, rounded up). */
+export function transferMs (world: World, bytes: number): number {
+  return bytes <= 0 ? 0 : Math.ceil(bytes * 1000 / world.bandwidthBytesPerSec)
+}
