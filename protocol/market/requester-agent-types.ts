@@ -80,7 +80,7 @@ export type RequesterAgentEffect =
   | { type: 'end-award', job: string, attempt: number, payee: string, ending: 'cancelled' | 'preempted' | 'failed', cumulative: number }
   /**
    * Seal and gossip a failure report against `subject`. `counted`: whether it used up one of the
-   * job's failed attempts (a newcomer's no-show does not).
+   * job's failed attempts (a no-show by a winner that never delivered here does not).
    */
   | { type: 'record-failure', job: string, attempt: number, subject: string, reason: FailureReason, evidence: EvidenceRef[], detail?: string, counted: boolean }
   /** Fetch the receipt's outputs and verify them; answer `outputs-verified` or `outputs-mismatch`. */

@@ -13,9 +13,10 @@
  *  - a bid is screened on arrival (`assessBid`: job, price cap, expiry, hardware, VRAM, model,
  *    region, start) at the round's close, scored under this node's reliability view, and kept in the
  *    bounded store (bid-store.ts);
- *  - at the close the award is decided over the held bids; a winner this node has no history with is
- *    marked a newcomer: its failure before answering the award does not use up the job's attempts
- *    (issue 9, bug 10), while the exclusion and the failure recorded make later rounds prefer others;
+ *  - at the close the award is decided over the held bids; a winner that has never delivered to this node
+ *    is marked a newcomer: its failure before answering the award does not use up the job's attempts
+ *    (issue 9, bug 10) — a throw-away identity that failed before is no more trusted than a new one —
+ *    while the exclusion and the failure recorded make later rounds prefer others;
  *  - verification beyond the receipt (replicate/spotcheck) needs a second provider's run (the trust
  *    layer): a verified set of outputs is accepted;
  *  - every award that ends gets a ledger ending: a final payment (settled, cancelled or preempted
@@ -389,7 +390,7 @@ export class RequesterAgent {
       ? 'the only acceptable bid'
       : `lowest effective price ${credits(Math.round(winner.effectivePrice))}` + (runnerUp !== undefined ? ` vs ${credits(Math.round(runnerUp.effectivePrice))} next of ${ranking.length}` : ' (the only bid)')
     job.decision = { type: 'send-award', job: job.id, attempt: award.attempt, provider: award.winner, price: award.price, fields: award, ranking, why }
-    const newcomer = this.reputation.history(award.winner) === undefined
+    const newcomer = (this.reputation.history(award.winner)?.ok ?? 0) === 0
     this.step(job, { type: 'bidding-closed', now, round, winner: { bid: award.bid.toString(), provider: award.winner, price: award.price, ...(newcomer ? { newcomer } : {}) } }, out)
   }
 }

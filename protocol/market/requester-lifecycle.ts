@@ -165,8 +165,8 @@ export function createRequesterConfig (init: RequesterJobInit): RequesterConfig 
 export type BidRef = HeldBid
 
 /**
- * The award logic's choice, passed in with `bidding-closed`. `newcomer`: the requester has no history
- * with the winner (no outcome seen): a failure before it ever answered the award (no-show, decline,
+ * The award logic's choice, passed in with `bidding-closed`. `newcomer`: the winner has never delivered to
+ * this requester (no verified receipt seen; failures do not make it known): a failure before it ever answered the award (no-show, decline,
  * a dropped stream) excludes it and costs it reputation, but does not use up the job's attempts, so
  * throw-away identities cannot exhaust a job (issue 9, bug 10); the job then ends on its own
  * deadline (expiry) or the award attempt limit.

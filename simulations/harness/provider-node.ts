@@ -69,7 +69,7 @@ export class ProviderNode {
   constructor (private readonly world: World, readonly name: string, spec: ProviderNodeSpec) {
     this.peerId = peerIdOf(name)
     this.behaviour = spec.behaviour ?? {}
-    this.agent = new ProviderAgent({ peerId: this.peerId, params: world.params, ...(spec.damping === false ? { damping: false } : {}) })
+    this.agent = new ProviderAgent({ peerId: this.peerId, params: spec.damping === false ? { ...world.params, damping: false } : world.params })
     world.bus.join(this.peerId, spec.region)
     for (const topic of providerTopics(spec.region)) world.bus.subscribe(this.peerId, topic, (from, m) => { this.onGossip(from, m) })
     world.bus.listen(this.peerId, (stream) => { this.onStream(stream) })

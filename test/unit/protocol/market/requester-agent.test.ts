@@ -277,6 +277,21 @@ describe('the requester agent (protocol/market/requester-agent.ts)', () => {
       assert.deepEqual(d.of('record-failure').map((f) => f.counted), [true, true, true])
     })
 
+    it('an identity that only ever failed here is still a stranger: its no-shows do not use up attempts', () => {
+      const d = new Driver()
+      // each failed an earlier job of this node: history, but no delivery
+      for (const p of [1, 2, 3]) d.agent.reputation.record(peer(p), false)
+      d.submit()
+      for (let round = 0; round < 3; round++) {
+        for (const s of [1, 2, 3]) d.bid(s, 100_000 + s)
+        d.runTo(d.now + WINDOW)
+        d.runTo(d.now + LEASE)
+      }
+      assert.notEqual(d.state?.state.status, 'failed')
+      assert.equal(d.state?.state.failures, 0)
+      assert.deepEqual(d.of('record-failure').map((f) => f.counted), [false, false, false])
+    })
+
     it('strangers that keep coming end the job on its own deadline, not on their count', () => {
       const d = new Driver(jobPayload({ expiresAt: NOW + 5 * (WINDOW + LEASE) }))
       d.submit()
