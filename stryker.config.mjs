@@ -34,7 +34,7 @@ export default {
   incrementalFile: `${reports}/stryker-incremental.json`,
   concurrency: 1,
   timeoutMS: 20000,
-  ignorePatterns: ['dist', 'coverage', 'reports', '.gpumesh*', 'docker', 'simulations', 'bench'],
+  ignorePatterns: ['dist', 'coverage', 'reports', '.gpumesh*', 'docker', 'bench'],
   reporters: ['clear-text', 'progress-append-only', 'html', 'json', 'survivors'],
   clearTextReporter: { reportScoreTable: true, reportMutants: false, reportTests: false, allowEmojis: false },
   htmlReporter: { fileName: `${reports}/index.html` },
