@@ -29,4 +29,14 @@ describe('Reputation (the requester\'s own view)', () => {
     assert.equal(reputation.reliability('a'), (3 + 1) / (4 + 4))
     assert.equal(reputation.reliability('b'), 1 / 5)
   })
+
+  it('gives a peer\'s history as a copy, and none for a peer never seen', () => {
+    const reputation = new Reputation()
+    assert.equal(reputation.history('never'), undefined)
+    reputation.record('a', false)
+    const h = reputation.history('a')
+    assert.deepEqual(h, { ok: 0, failed: 1 })
+    if (h !== undefined) h.failed = 99
+    assert.deepEqual(reputation.history('a'), { ok: 0, failed: 1 })
+  })
 })
