@@ -160,13 +160,12 @@ describe('the requester agent at its edges', () => {
       assert.equal(failure?.detail, 'calendar closed')
       assert.equal(failure?.attempt, 1)
       assert.deepEqual(d.of('publish-round').map((r) => [r.round, r.attempt, r.excluded]), [[2, 2, [peer(1)]]])
-      // the decliner's bid in the next round is not awarded, and its view says why
-      d.bid(1, 1_000_000)
+      // the decliner's bid in the next round is refused, however cheap
+      assert.deepEqual(d.bid(1, 1_000_000), [{ type: 'ignored', job: d.id, reason: 'provider excluded after a failed attempt' }])
       d.bid(2, 2_500_000)
       d.runTo(d.now + WINDOW)
       assert.equal(d.winner(), peer(2))
-      assert.equal(d.state?.bids.find((b) => b.provider === peer(1))?.rejected, 'EXCLUDED')
-      assert.equal(d.state?.bids.find((b) => b.provider === peer(2))?.rejected, undefined)
+      assert.deepEqual(d.state?.bids.map((b) => b.provider), [peer(2)])
     })
 
     it('a decline without a reason reports no detail', () => {
