@@ -267,6 +267,64 @@ describe('the requester agent at its edges', () => {
     })
   })
 
+  describe('ledger endings and counting', () => {
+    it('a lost lease after an interval payment ends the award failed at what was committed (the interval payment is not an ending)', () => {
+      const d = awarded(1)
+      d.from(1, { type: 'award-response', decision: 'accept' })
+      let seq = 1
+      d.from(1, { type: 'job-status', seq: seq++, state: 'running', gpuSeconds: 0 })
+      const start = d.now
+      while (d.of('pay').length === 0 && d.now < start + 10 * 60_000) {
+        d.runTo(d.now + 10_000)
+        d.from(1, { type: 'job-status', seq: seq++, state: 'running', gpuSeconds: Math.floor((d.now - start) / 1000) })
+      }
+      const [interval] = d.of('pay')
+      assert.equal(interval?.final, false)
+      assert.ok((interval?.cumulative ?? 0) > 0)
+      d.runTo(d.now + 2 * LEASE)
+      assert.equal(d.of('record-failure')[0]?.reason, 'no-heartbeat')
+      const ends = d.of('end-award')
+      assert.deepEqual(ends.map((e) => [e.attempt, e.payee, e.ending, e.cumulative]), [[1, peer(1), 'failed', interval?.cumulative]])
+      assert.equal(d.state?.paid, interval?.cumulative)
+    })
+
+    it('a stranger\'s no-show after a counted failure is still not counted', () => {
+      const d = new Driver()
+      d.agent.reputation.record(peer(1), true)
+      d.submit()
+      d.bid(1, 2_000_000)
+      d.runTo(NOW + WINDOW)
+      d.runTo(d.now + LEASE)
+      assert.deepEqual(d.of('record-failure').map((f) => [f.subject, f.counted]), [[peer(1), true]])
+      d.bid(2, 2_000_000)
+      d.runTo(d.now + WINDOW)
+      assert.equal(d.winner(), peer(2))
+      d.runTo(d.now + LEASE)
+      assert.deepEqual(d.of('record-failure').map((f) => [f.subject, f.counted]), [[peer(1), true], [peer(2), false]])
+      assert.equal(d.state?.state.failures, 1)
+    })
+
+    it('award-sealed before any award decision is ignored', () => {
+      const d = new Driver()
+      d.submit()
+      d.agent.handle({ type: 'award-sealed', now: NOW, job: d.id, attempt: 1, award: 'award-x', paymentRule: 'first-price' })
+      assert.equal(d.state?.award, undefined)
+    })
+
+    it('a job restored twice keeps the first restore; a final one is kept as it was', () => {
+      const d = new Driver()
+      d.submit()
+      const inflight = d.state?.state
+      assert.ok(inflight !== undefined)
+      const other = new RequesterAgent(peer(1000), createMarketParams({ leaseMs: LEASE }))
+      const first = other.handle({ type: 'job-restored', now: NOW, cid: d.cid, request: d.request, state: inflight })
+      assert.deepEqual(first.filter((e) => e.type === 'finished').map((e) => e.type === 'finished' && e.status), ['failed'])
+      const again = other.handle({ type: 'job-restored', now: NOW, cid: d.cid, request: d.request, state: { ...inflight, status: 'settled' } })
+      assert.deepEqual(again, [])
+      assert.equal(other.view(d.id)?.state.status, 'failed')
+    })
+  })
+
   describe('finished', () => {
     it('the finished effect carries the final reason; a status change notes it once', () => {
       const d = new Driver()
