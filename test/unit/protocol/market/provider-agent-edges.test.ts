@@ -41,6 +41,33 @@ describe('the provider agent at its edges', () => {
       assert.equal(h.agent.nextWake(), undefined)
     })
 
+    it('three delayed bids: after the first fires the wake is the earlier of the two left, whatever their order of arrival', () => {
+      const h = new Harness()
+      const jobs = [makeJob({ n: 1, maxPrice: 3_000_000 }), makeJob({ n: 2, maxPrice: 2_100_000 }), makeJob({ n: 3, maxPrice: 2_500_000 })]
+      const [d0, d1, d2] = jobs.map((j) => delayOf(j)) as [number, number, number]
+      assert.ok(d0 < d2 && d2 < d1)
+      for (const j of [jobs[1], jobs[2], jobs[0]]) h.send({ type: 'job-seen', now: NOW, job: j as (typeof jobs)[0] })
+      h.tick(NOW + d0)
+      assert.equal(h.agent.nextWake(), NOW + d2)
+      assert.equal(h.wake, NOW + d2)
+    })
+
+    it('the wake is the earliest of a pending bid and a live offer\'s heartbeat', () => {
+      const h = new Harness()
+      const first = makeJob({ n: 1 })
+      h.send({ type: 'job-seen', now: NOW, job: first })
+      const [sealed] = h.seal(h.tick(NOW + delayOf(first)))
+      assert.ok(sealed !== undefined)
+      h.award(first, sealed)
+      h.send({ type: 'inputs-fetched', now: h.now, bid: sealed.bid })
+      const beat = h.agent.nextWake() as number
+      const second = makeJob({ n: 2 })
+      assert.ok(h.now + delayOf(second) < beat, 'the pending bid falls before the heartbeat')
+      h.send({ type: 'job-seen', now: h.now, job: second })
+      assert.equal(h.agent.nextWake(), h.now + delayOf(second))
+      assert.equal(h.wake, h.now + delayOf(second))
+    })
+
     it('lists live offers; no allocation before an award', () => {
       const h = new Harness(defaultMarketParams, false)
       const job = makeJob()
@@ -63,6 +90,40 @@ describe('the provider agent at its edges', () => {
   })
 
   describe('bidding', () => {
+    it('does not bid when the node stopped selling during the delay', () => {
+      const h = new Harness()
+      const job = makeJob()
+      h.send({ type: 'job-seen', now: NOW, job })
+      h.send({ type: 'ad-changed', now: NOW + 1, ad: undefined })
+      const effects = h.tick(NOW + delayOf(job))
+      assert.equal(has(effects, 'send-bid'), false)
+      assert.equal(h.agent.pendingBids, 0)
+    })
+
+    it('a better bid that expires before the close does not silence it (bids are screened at the close)', () => {
+      const h = new Harness(createMarketParams({ enoughBetterBids: 1 }))
+      const job = makeJob()
+      const delay = delayOf(job)
+      h.send({ type: 'job-seen', now: NOW, job })
+      h.send({ type: 'bid-seen', now: NOW, bid: otherBid(job, 1, 1_000, { expiresAt: NOW + delay + 1 }) })
+      assert.ok(has(h.tick(NOW + delay), 'send-bid'))
+    })
+
+    it('two rounds of one job pending at once: bids seen after the first round bid still count for the second', () => {
+      const h = new Harness(createMarketParams({ enoughBetterBids: 1 }))
+      const job = makeJob()
+      const delay = delayOf(job)
+      h.send({ type: 'job-seen', now: NOW, job })
+      h.send({ type: 'job-seen', now: NOW + 1, job, round: { round: 2, attempt: 1, excluded: [], opensAt: NOW + 1 } })
+      assert.equal(h.agent.pendingBids, 2)
+      const first = h.tick(NOW + delay)
+      assert.deepEqual(first.filter((e) => e.type === 'send-bid').map((e) => e.type === 'send-bid' && e.round), [1])
+      h.send({ type: 'bid-seen', now: NOW + delay, bid: otherBid(job, 1, 1_000, { issuedAt: NOW + delay }) })
+      const second = h.tick(NOW + 1 + delay)
+      assert.equal(has(second, 'send-bid'), false)
+      assert.ok(notes(second).includes('staying silent: enough better bids seen'))
+    })
+
     it('does not bid in a round that excludes it', () => {
       const h = new Harness(defaultMarketParams, false)
       const job = makeJob()
@@ -219,7 +280,49 @@ describe('the provider agent at its edges', () => {
     })
   })
 
+  describe('offer updates', () => {
+    it('a repeated payment with the same cumulative (a higher seq) still updates the offer view', () => {
+      const h = new Harness(defaultMarketParams, false)
+      const job = makeJob()
+      const r = h.running(job)
+      h.payment(job, r.bid, r.award, { seq: 1, cumulative: 10 })
+      const again = h.payment(job, r.bid, r.award, { seq: 2, cumulative: 10 })
+      assert.ok(has(again, 'frame-accepted'))
+      assert.ok(has(again, 'offer-updated', (e) => e.bid === r.bid))
+      assert.deepEqual(h.agent.offer(r.bid)?.payment, { seq: 2, cumulative: 10, gpuSeconds: 1 })
+    })
+
+    it('a state change updates the view; an event the lifecycle ignores does not', () => {
+      const h = new Harness(defaultMarketParams, false)
+      const job = makeJob()
+      const a = h.accepted(job)
+      assert.ok(has(a.effects, 'offer-updated', (e) => e.bid === a.bid))
+      const started = h.send({ type: 'started', now: h.now, bid: a.bid })
+      assert.ok(has(started, 'offer-updated', (e) => e.bid === a.bid))
+      const twice = h.send({ type: 'inputs-fetched', now: h.now, bid: a.bid })
+      assert.equal(has(twice, 'offer-updated'), false)
+    })
+
+    it('finished for a bid it does not hold (with a note) is only noted', () => {
+      const h = new Harness(defaultMarketParams, false)
+      const effects = h.send({ type: 'finished', now: NOW, bid: 'bafy-none', exitCode: 0, gpuSeconds: 0, note: 'x' })
+      assert.deepEqual(effects.filter((e) => e.type !== 'note'), [])
+    })
+  })
+
   describe('endings', () => {
+    it('a preempted job\'s one preempted heartbeat, at the end of the notice, carries the reason', () => {
+      const bronze = makeJob({ n: 1, gpus: 4, tier: 'bronze', maxPrice: 2_500_000, runtimeSec: 3600 })
+      const gold = makeJob({ n: 2, gpus: 4, tier: 'gold', maxPrice: 9_000_000, runtimeSec: 600, startDelaySec: 60 })
+      const h = new Harness(defaultMarketParams, false)
+      const b = h.running(bronze)
+      const g = h.bidOn(gold)
+      h.award(gold, g)
+      h.tick(NOW + defaultMarketParams.preemptNoticeMs)
+      const beats = h.log.filter((e): e is Extract<ProviderAgentEffect, { type: 'heartbeat' }> => e.type === 'heartbeat' && e.state === 'preempted' && (e as { bid?: string }).bid === b.bid)
+      assert.deepEqual(beats.map((e) => [e.message, e.gpuSeconds]), [['preempted by a better-paying job', 4 * Math.floor(defaultMarketParams.preemptNoticeMs / 1000)]])
+    })
+
     it('a job that fails to start carries the executor\'s note as its final message and in the view', () => {
       const h = new Harness(defaultMarketParams, false)
       const job = makeJob()
