@@ -224,6 +224,43 @@ describe('the provider agent at its edges', () => {
     })
   })
 
+  describe('early start', () => {
+    it('a job started early on GPUs that came free gets a fresh allocation: from now, for its whole max runtime', () => {
+      const h = new Harness(defaultMarketParams, false)
+      const first = makeJob({ n: 3, gpus: 4, runtimeSec: 600 })
+      const second = makeJob({ n: 4, gpus: 4, runtimeSec: 900, startDelaySec: 900 })
+      const a = h.running(first)
+      const b = h.accepted(second)
+      assert.equal(has(b.effects, 'start-job'), false)
+      const committed = h.agent.offer(b.bid)?.allocation
+      assert.equal(committed?.startedAt, NOW + 600_000)
+      h.now = NOW + 60_000
+      h.send({ type: 'finished', now: h.now, bid: a.bid, exitCode: 0, gpuSeconds: 240 })
+      const owed = h.agent.offer(a.bid)?.state.finished?.owed ?? 0
+      const paid = h.payment(first, a.bid, a.award, { cumulative: owed, interval: 1, gpuSeconds: 240 })
+      const start = find(paid, 'start-job', (e) => e.bid === b.bid)
+      assert.deepEqual(start?.gpus, ['GPU-0', 'GPU-1', 'GPU-2', 'GPU-3'])
+      const moved = h.agent.offer(b.bid)?.allocation
+      assert.equal(moved?.startedAt, NOW + 60_000)
+      assert.equal(moved?.endsAt, NOW + 60_000 + 900_000)
+    })
+
+    it('no early start after the node stopped selling: the job waits for its committed start', () => {
+      const h = new Harness(defaultMarketParams, false)
+      const first = makeJob({ n: 3, gpus: 4, runtimeSec: 600 })
+      const second = makeJob({ n: 4, gpus: 4, runtimeSec: 900, startDelaySec: 900 })
+      const a = h.running(first)
+      const b = h.accepted(second)
+      h.send({ type: 'ad-changed', now: h.now, ad: undefined })
+      h.now = NOW + 60_000
+      h.send({ type: 'finished', now: h.now, bid: a.bid, exitCode: 0, gpuSeconds: 240 })
+      const owed = h.agent.offer(a.bid)?.state.finished?.owed ?? 0
+      const paid = h.payment(first, a.bid, a.award, { cumulative: owed, interval: 1, gpuSeconds: 240 })
+      assert.equal(has(paid, 'start-job'), false)
+      assert.equal(h.agent.offer(b.bid)?.allocation?.startedAt, NOW + 600_000)
+    })
+  })
+
   describe('exec frames', () => {
     it('a payment accepted without a state change still updates the offer view', () => {
       const h = new Harness(defaultMarketParams, false)
