@@ -169,8 +169,11 @@ export class RequesterMarket implements RequesterShell {
 
   /** Feed one event to the agent; notes and wakes are taken at once, the rest is carried out in order. */
   dispatch (active: ActiveJob, event: RequesterAgentEvent): void {
+    const before = active.record.state
     const effects = this.agent.handle(event)
     const view = this.agent.view(active.id)
+    // nothing happened (e.g. a finished job read back at start): the record stays as it was written
+    if (effects.length === 0 && view?.state === before) return
     if (view !== undefined) {
       active.record.state = view.state
       if (active.restored !== true) {
