@@ -56,7 +56,10 @@ describe('both ledgers agree on every ending (in-process)', function () {
     assert.equal(cancelled?.status, 'cancelled')
     const [spent, earned] = await bothEnded(id)
     assert.equal(spent.award, earned.award)
-    assert.equal(spent.cumulative, 0)
+    // on a loaded machine the provider may start the run before the cancel is handled: then the time
+    // run is paid (both sides alike); the scenario suite covers the before-the-run cancel on virtual time
+    const ran = cancelled.events.some((e) => e.type === 'running')
+    if (!ran) assert.equal(spent.cumulative, 0)
     assert.equal(earned.cumulative, spent.cumulative)
     assert.equal(spent.state, 'cancelled')
     assert.equal(earned.state, 'cancelled')
