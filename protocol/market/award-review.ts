@@ -16,9 +16,9 @@ export type AwardReview =
  * Take the award when the job still fits the calendar and load now and the award pays at least the
  * ask; the allocation it commits (on the GPUs and start the policy chooses now).
  */
-export function reviewAward (job: string, request: JobRequest, ad: CapabilityAd | undefined, allocations: Allocation[], ask: number, price: number, now: number): AwardReview {
+export function reviewAward (job: string, request: JobRequest, ad: CapabilityAd | undefined, allocations: Allocation[], ask: number, price: number, now: number, preemptExactLimit?: number): AwardReview {
   if (ad === undefined) return { kind: 'decline', reason: 'this node no longer sells' }
-  const decision = decideBid(request, { ad, allocations }, now)
+  const decision = decideBid(request, { ad, allocations, ...(preemptExactLimit !== undefined ? { preemptExactLimit } : {}) }, now)
   if (decision.kind === 'decline') return { kind: 'decline', reason: `${decision.reason}: ${decision.detail}` }
   if (price < ask) return { kind: 'decline', reason: `the award pays ${price}, below the ask of ${ask}` }
   const allocation = { job, gpus: decision.gpus, tier: request.sla.tier, price, startedAt: decision.startBy, endsAt: decision.startBy + request.workload.maxRuntimeSec * 1000 }
@@ -30,10 +30,10 @@ export function reviewAward (job: string, request: JobRequest, ad: CapabilityAd 
  * moved to now when GPUs it can use are free sooner (the policy, without `held`, would start it now and
  * preempt nothing); undefined while it must wait.
  */
-export function startNow (request: JobRequest, ad: CapabilityAd | undefined, held: Allocation, others: Allocation[], now: number): Allocation | undefined {
+export function startNow (request: JobRequest, ad: CapabilityAd | undefined, held: Allocation, others: Allocation[], now: number, preemptExactLimit?: number): Allocation | undefined {
   if (held.startedAt <= now) return held
   if (ad === undefined) return undefined
-  const early = decideBid(request, { ad, allocations: others }, now)
+  const early = decideBid(request, { ad, allocations: others, ...(preemptExactLimit !== undefined ? { preemptExactLimit } : {}) }, now)
   if (early.kind !== 'bid' || early.startBy > now || early.preempts.length > 0) return undefined
   return { ...held, gpus: early.gpus, startedAt: now, endsAt: now + request.workload.maxRuntimeSec * 1000 }
 }

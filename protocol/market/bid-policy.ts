@@ -219,10 +219,10 @@ function lostRevenue (jobs: readonly string[], revenue: ReadonlyMap<string, numb
  * The fewest bronze jobs whose preemption frees `need` GPUs; ties go to the least revenue lost, then the
  * lowest job ids. Exact up to PREEMPT_EXACT_LIMIT jobs in the way, greedy (then pruned) beyond.
  */
-export function choosePreemption (gpus: readonly Unlockable[], need: number, revenue: ReadonlyMap<string, number>): string[] | undefined {
+export function choosePreemption (gpus: readonly Unlockable[], need: number, revenue: ReadonlyMap<string, number>, exactLimit = PREEMPT_EXACT_LIMIT): string[] | undefined {
   const jobs = [...new Set(gpus.flatMap((g) => [...g.jobs]))].sort()
   if (unlockedCount(gpus, new Set(jobs)) < need) return undefined
-  if (jobs.length > PREEMPT_EXACT_LIMIT) return greedyPreemption(gpus, jobs, need, revenue)
+  if (jobs.length > exactLimit) return greedyPreemption(gpus, jobs, need, revenue)
   for (let k = 1; k <= jobs.length; k++) {
     let best: string[] | undefined
     for (const set of combinations(jobs, k)) {
@@ -252,7 +252,7 @@ function greedyPreemption (gpus: readonly Unlockable[], jobs: readonly string[],
 }
 
 /** Place the job at `start` by preempting bronze allocations, or undefined. */
-function placePreempting (matching: readonly GpuInfo[], allocations: readonly Allocation[], start: number, durationMs: number, need: number): Placement | undefined {
+function placePreempting (matching: readonly GpuInfo[], allocations: readonly Allocation[], start: number, durationMs: number, need: number, exactLimit: number): Placement | undefined {
   const holders = new Map<string, Allocation[]>()
   for (const a of overlapping(allocations, start, durationMs)) {
     for (const uuid of a.gpus) holders.set(uuid, [...(holders.get(uuid) ?? []), a])
@@ -263,7 +263,7 @@ function placePreempting (matching: readonly GpuInfo[], allocations: readonly Al
     .map((g) => ({ uuid: g.uuid, jobs: new Set((holders.get(g.uuid) ?? []).map((a) => a.job)) }))
   const revenue = new Map<string, number>()
   for (const a of allocations) if (a.tier === 'bronze') revenue.set(a.job, (revenue.get(a.job) ?? 0) + a.price * a.gpus.length)
-  const preempts = choosePreemption(unlockable, need - free.length, revenue)
+  const preempts = choosePreemption(unlockable, need - free.length, revenue, exactLimit)
   if (preempts === undefined) return undefined
   const freed = new Set(unlockedBy(unlockable, new Set(preempts)).map((g) => g.uuid))
   const usable = [...free.map((g) => g.uuid), ...matching.filter((g) => freed.has(g.uuid)).map((g) => g.uuid)].slice(0, need)
@@ -294,7 +294,7 @@ function placeGpus (job: JobRequest, state: ProviderState, matching: readonly Gp
     if (gpus !== undefined) return { start, gpus, preempts: [] }
   }
   if (job.sla.tier !== 'bronze') {
-    const placement = bestPreemption(starts.map((start) => placePreempting(matching, relevant, start, d, need)))
+    const placement = bestPreemption(starts.map((start) => placePreempting(matching, relevant, start, d, need, state.preemptExactLimit ?? PREEMPT_EXACT_LIMIT)))
     if (placement !== undefined) return placement
   }
   const held = new Set(overlapping(relevant, calendarStart, d).flatMap((a) => a.gpus))

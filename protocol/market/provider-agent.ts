@@ -203,7 +203,7 @@ export class ProviderAgent {
     // timed from receipt (bounded by the skew allowance), so a clock running ahead still gets the window
     const closesAt = bidWindowClosesAt(round?.opensAt ?? p.issuedAt, p.auction.bidWindowMs, now)
     if (now >= closesAt) return this.note('debug', 'the bid window has closed', { job: id, round: roundNo })
-    const decision = decideBid(p, { ad, allocations: this.allocations() }, now)
+    const decision = decideBid(p, { ad, allocations: this.allocations(), preemptExactLimit: this.params.preemptExactLimit }, now)
     if (decision.kind === 'decline') return this.note('debug', 'not bidding', { job: id, round: roundNo, reason: decision.reason, detail: decision.detail })
     const delay = this.damping ? bidDelayMs(decision.fit, p.auction.bidWindowMs, this.params.bidDelayFraction) : 0
     this.pending.set(k, { job, round: roundNo, ...(round !== undefined ? { info: round } : {}), decision, closesAt, at: now + delay })
@@ -291,7 +291,7 @@ export class ProviderAgent {
   /** Re-check the award against the calendar and load now; commit the GPUs (and preempt) when it still fits. */
   private review (offer: Offer, price: number): void {
     const now = this.now
-    const review = reviewAward(offer.id, offer.job.payload, this.ad, this.allocations(), offer.ask, price, now)
+    const review = reviewAward(offer.id, offer.job.payload, this.ad, this.allocations(), offer.ask, price, now, this.params.preemptExactLimit)
     if (review.kind === 'decline') {
       this.note('info', 'declining an award', { job: offer.id, reason: review.reason })
       return this.feed(offer, { type: 'decline-award', reason: review.reason })
@@ -434,7 +434,7 @@ export class ProviderAgent {
   private mayStart (offer: Offer, now: number): boolean {
     const held = offer.allocation
     if (held === undefined) return true
-    const start = startNow(offer.job.payload, this.ad, held, this.allocations().filter((a) => a !== held), now)
+    const start = startNow(offer.job.payload, this.ad, held, this.allocations().filter((a) => a !== held), now, this.params.preemptExactLimit)
     if (start !== undefined) offer.allocation = start
     return start !== undefined
   }

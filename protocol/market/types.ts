@@ -27,6 +27,8 @@ export interface ProviderState {
   /** This provider's current capability ad (GPUs, price schedule, calendar, workloads, limits, region). */
   ad: CapabilityAd
   allocations: Allocation[]
+  /** Preemption sets are chosen exactly among up to this many jobs in the way (MarketParams.preemptExactLimit; default PREEMPT_EXACT_LIMIT). */
+  preemptExactLimit?: number
   /** Latest readings, when known: used against ad.limits (thermal/power caps). */
   telemetry?: { maxGpuTempC?: number, powerW?: number }
 }

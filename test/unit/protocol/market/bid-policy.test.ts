@@ -343,6 +343,32 @@ describe('market/bid-policy', () => {
       assert.deepEqual(choosePreemption(many.slice(0, 10), 2, revenue), ['J08', 'J09'])
       assert.equal(choosePreemption(many, 21, revenue), undefined)
     })
+
+    it('takes the exact-search limit as given: 0 makes a small case greedy, and greedy can lose more revenue', () => {
+      // A and B hold two GPUs each, C three: freeing 4 GPUs takes two jobs either way; {A, B} loses the
+      // least revenue, while greedy first takes C (it frees the most GPUs at once)
+      const gpus = [
+        { uuid: 'GPU-0', jobs: new Set(['A']) }, { uuid: 'GPU-1', jobs: new Set(['A']) },
+        { uuid: 'GPU-2', jobs: new Set(['B']) }, { uuid: 'GPU-3', jobs: new Set(['B']) },
+        { uuid: 'GPU-4', jobs: new Set(['C']) }, { uuid: 'GPU-5', jobs: new Set(['C']) }, { uuid: 'GPU-6', jobs: new Set(['C']) }
+      ]
+      const revenue = new Map([['A', 10], ['B', 10], ['C', 1_000]])
+      assert.deepEqual(choosePreemption(gpus, 4, revenue), ['A', 'B'])
+      assert.deepEqual(choosePreemption(gpus, 4, revenue, 3), ['A', 'B'], 'exactly at the limit: still exact')
+      assert.deepEqual(choosePreemption(gpus, 4, revenue, 2), ['A', 'C'], 'one job past the limit: greedy')
+      assert.deepEqual(choosePreemption(gpus, 4, revenue, 0), ['A', 'C'])
+    })
+
+    it('decideBid passes the provider\'s preemptExactLimit to the preemption choice', () => {
+      const ad = makeAd({ gpus: [0, 1, 2, 3, 4, 5, 6].map((i) => gpu(i)) })
+      const busy = [
+        alloc('A', 'bronze', [0, 1], NOW + 3 * H, 10),
+        alloc('B', 'bronze', [2, 3], NOW + 3 * H, 10),
+        alloc('C', 'bronze', [4, 5, 6], NOW + 3 * H, 1_000)
+      ]
+      assert.deepEqual(bid(decideBid(gold(4), state(ad, busy), NOW)).preempts, ['A', 'B'])
+      assert.deepEqual(bid(decideBid(gold(4), { ...state(ad, busy), preemptExactLimit: 0 }, NOW)).preempts, ['A', 'C'])
+    })
   })
 
   describe('properties', () => {
