@@ -3,6 +3,7 @@
  * `/v1/job/result`, `/v1/ledger`): plain JSON, prices in micro-credits (1 credit = 1e6 micros)
  * per GPU-hour, times in ms since the epoch. The CLI formats these; scripts read them with --json.
  */
+import type { AgentAwardView, AgentBidView } from '../../protocol/index.js'
 
 /** One line of a job's history, as the requester saw it. */
 export interface JobEvent {
@@ -15,33 +16,11 @@ export interface JobEvent {
   peer?: string
 }
 
-export interface BidView {
-  cid: string
-  provider: string
-  /** Asked price, micros per GPU-hour. */
-  price: number
-  model: string
-  region: string
-  /** Effective price under the requester's view when the round closed (lower wins). */
-  effectivePrice?: number
-  /** Why a bid was dropped before ranking (award.ts BidRejection), when it was. */
-  rejected?: string
-}
+/** A bid of the job's current round (the requester agent's view). */
+export type BidView = AgentBidView
 
-export interface AwardView {
-  attempt: number
-  cid: string
-  provider: string
-  bid: string
-  /** Price to be paid, micros per GPU-hour. */
-  price: number
-  paymentRule: 'first-price' | 'second-score'
-  /** How many bids were considered. */
-  considered: number
-  /** One line: why this bid won (effective prices of the winner and the runner-up). */
-  why: string
-  awardedAt: number
-}
+/** The job's current award (the requester agent's view). */
+export type AwardView = AgentAwardView
 
 export interface ReceiptView {
   cid: string

@@ -100,10 +100,13 @@ export type RequesterAgentEffect =
 export interface AgentBidView {
   cid: string
   provider: string
+  /** Asked price, micros per GPU-hour. */
   price: number
   model: string
   region: string
+  /** Effective price under the requester's view when the round closed (lower wins). */
   effectivePrice?: number
+  /** Why a bid was dropped before ranking (award.ts BidRejection), when it was. */
   rejected?: string
 }
 
@@ -113,9 +116,12 @@ export interface AgentAwardView {
   cid: string
   provider: string
   bid: string
+  /** Price to be paid, micros per GPU-hour. */
   price: number
   paymentRule: 'first-price' | 'second-score'
+  /** How many bids were considered. */
   considered: number
+  /** One line: why this bid won (effective prices of the winner and the runner-up). */
   why: string
   awardedAt: number
 }

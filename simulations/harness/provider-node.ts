@@ -6,6 +6,7 @@
  * signatures. Adversarial behaviour is opt-in (`behaviour`): a no-show takes the award's stream and
  * never answers; a cheat returns outputs that do not match its receipt.
  */
+import { EventQueue } from './event-queue.js'
 import type { Cancel } from '../../protocol/market/scheduler.js'
 import { EVIDENCE_TOPIC } from '../../protocol/constants.js'
 import { jobTopics, providerTopics } from '../../protocol/discovery.js'
@@ -62,8 +63,7 @@ export class ProviderNode {
   private wakeAt = 0
   /** The latest wake the agent asked for. */
   private wantWake: number | undefined
-  private readonly queue: ProviderAgentEvent[] = []
-  private busy = false
+  private readonly events = new EventQueue<ProviderAgentEvent>((e) => { for (const effect of this.agent.handle(e)) this.carryOut(effect) })
   private gone = false
 
   constructor (private readonly world: World, readonly name: string, spec: ProviderNodeSpec) {
@@ -101,16 +101,7 @@ export class ProviderNode {
   /** Hand an event to the agent and carry out its effects (events the effects cause queue behind). */
   feed (event: ProviderAgentEvent): void {
     if (this.gone) return
-    this.queue.push(event)
-    if (this.busy) return
-    this.busy = true
-    try {
-      for (let e = this.queue.shift(); e !== undefined; e = this.queue.shift()) {
-        for (const effect of this.agent.handle(e)) this.carryOut(effect)
-      }
-    } finally {
-      this.busy = false
-    }
+    this.events.push(event)
   }
 
   // -------------------------------------------------------------------------------------------

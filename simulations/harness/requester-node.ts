@@ -5,6 +5,7 @@
  * fetch the outputs (a delay for their size), report failures, keep the ledger — with counters for
  * CIDs and no signatures. `behaviour.stopPayingAfter` makes it a requester that stops paying.
  */
+import { EventQueue } from './event-queue.js'
 import type { CID } from '../../crypto/index.js'
 import { EVIDENCE_TOPIC } from '../../protocol/constants.js'
 import { jobTopics, providerTopics } from '../../protocol/discovery.js'
@@ -53,8 +54,7 @@ export class RequesterNode {
   private readonly wakes = new Set<string>()
   private readonly topics = new Set<string>()
   private paymentsSent = 0
-  private readonly queue: RequesterAgentEvent[] = []
-  private busy = false
+  private readonly events = new EventQueue<RequesterAgentEvent>((e) => { for (const effect of this.agent.handle(e)) this.carryOut(effect) })
 
   constructor (private readonly world: World, readonly name: string, readonly spec: RequesterNodeSpec) {
     this.peerId = peerIdOf(name)
@@ -96,16 +96,7 @@ export class RequesterNode {
 
   /** Hand an event to the agent and carry out its effects (events the effects cause queue behind). */
   feed (event: RequesterAgentEvent): void {
-    this.queue.push(event)
-    if (this.busy) return
-    this.busy = true
-    try {
-      for (let e = this.queue.shift(); e !== undefined; e = this.queue.shift()) {
-        for (const effect of this.agent.handle(e)) this.carryOut(effect)
-      }
-    } finally {
-      this.busy = false
-    }
+    this.events.push(event)
   }
 
   private onGossip (_from: string, m: Message): void {
