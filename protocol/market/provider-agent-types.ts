@@ -27,9 +27,17 @@ export interface AuctionRoundInfo { round: number, attempt: number, excluded: re
 /** An award as the shell opened it: its id, its signer, and the peer that handed it over (the exec stream's remote). */
 export interface AgentAward { id: string, signer: string, payload: Award }
 
+/**
+ * GPUs the owner keeps for its own work over [from, until): the agent bids, reviews awards and starts
+ * jobs around them as around awarded work, and never preempts them. `label` names the work in notes.
+ */
+export interface OwnerHold { gpus: readonly string[], from: number, until: number, label: string }
+
 export type ProviderAgentEvent =
   /** This node's capability ad (its payload), or undefined when it stops selling. */
   | { type: 'ad-changed', now: number, ad: CapabilityAd | undefined }
+  /** The owner's own work ahead (replaces the previous list; past holds may be left out). */
+  | { type: 'holds-changed', now: number, holds: readonly OwnerHold[] }
   /** A job request (round 1: no `round`) or a re-opened round of one. */
   | { type: 'job-seen', now: number, job: AgentJob, round?: AuctionRoundInfo }
   /** Another provider's bid from gossip (for damping). */

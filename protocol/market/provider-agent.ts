@@ -21,7 +21,7 @@ import { bidDelayMs, shouldStaySilent } from './damping.js'
 import type { MarketParams } from './params.js'
 import {
   AwardRefusal, FrameDrop,
-  type AgentAward, type AgentJob, type AuctionRoundInfo, type OfferEffect, type ProviderAgentEffect, type ProviderAgentEvent, type ProviderOfferView
+  type AgentAward, type AgentJob, type AuctionRoundInfo, type OfferEffect, type OwnerHold, type ProviderAgentEffect, type ProviderAgentEvent, type ProviderOfferView
 } from './provider-agent-types.js'
 import { isProviderFinal, reduceProvider, startProviderJob, type ProviderEvent, type ProviderJob, type ProviderStatus } from './provider-lifecycle.js'
 import type { Allocation, BidDecision } from './types.js'
@@ -70,6 +70,8 @@ export class ProviderAgent {
   private readonly params: MarketParams
   private readonly damping: boolean
   private ad: CapabilityAd | undefined
+  /** The owner's holds as allocations (`holds-changed`). */
+  private holds: Allocation[] = []
   private readonly pending = new Map<string, Pending>()
   /** The earliest `at` of the pending bids (undefined: none), and how many are pending per job. */
   private pendingMin: number | undefined
@@ -118,6 +120,7 @@ export class ProviderAgent {
   private dispatch (e: ProviderAgentEvent): void {
     switch (e.type) {
       case 'ad-changed': this.ad = e.ad; return
+      case 'holds-changed': this.holds = e.holds.map(ownerAllocation); return
       case 'job-seen': return this.considerJob(e.job, e.round)
       case 'bid-seen': return this.onBidSeen(e.bid)
       case 'bid-sealed': return this.onBidSealed(e.job, e.round, e.bid, e.payload.expiresAt)
@@ -161,9 +164,11 @@ export class ProviderAgent {
     return { ...this.endedCounts }
   }
 
-  /** GPUs committed to awarded jobs. */
+  /** GPUs committed to awarded jobs, and the owner's holds (gold, never preempted). */
   allocations (): Allocation[] {
-    return [...this.live.values()].flatMap((o) => o.allocation !== undefined ? [o.allocation] : [])
+    const out: Allocation[] = [...this.holds]
+    for (const o of this.live.values()) if (o.allocation !== undefined) out.push(o.allocation)
+    return out
   }
 
   /** Whether this node preempted `job` (and so will not bid on its next rounds). */
@@ -464,6 +469,11 @@ export class ProviderAgent {
   private note (level: 'debug' | 'info' | 'warn', message: string, fields: Record<string, unknown>): void {
     this.out.push({ type: 'note', level, message, fields })
   }
+}
+
+/** An owner's hold as the bid policy sees it: gold work at a price no job outbids, so never preempted. */
+function ownerAllocation (h: OwnerHold): Allocation {
+  return { job: `owner:${h.label}`, gpus: [...h.gpus], tier: 'gold', price: Number.MAX_SAFE_INTEGER, startedAt: h.from, endsAt: h.until }
 }
 
 function gpuSecondsSoFar (s: ProviderJob, now: number): number {

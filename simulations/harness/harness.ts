@@ -41,6 +41,8 @@ export interface HarnessOptions {
   execution?: Partial<Execution>
   /** Keep the per-message trace (default true; benchmarks turn it off). */
   trace?: boolean
+  /** Count messages and bytes per job (Recorder.jobTraffic; default false). */
+  perJob?: boolean
 }
 
 export class Harness {
@@ -60,7 +62,7 @@ export class Harness {
     this.scheduler = new VirtualScheduler(options.start ?? DEFAULT_START)
     this.prng = new Prng(options.seed ?? 1)
     this.params = createMarketParams(options.params ?? {})
-    this.recorder = new Recorder(() => this.scheduler.now(), options.trace !== false)
+    this.recorder = new Recorder(() => this.scheduler.now(), options.trace !== false, options.perJob === true)
     const model = (options.network ?? ((p) => regionNetwork(p)))(this.prng.fork('network'))
     this.bus = new Bus(this.scheduler, model, this.prng.fork('bus'), this.recorder)
     this.defaultExecution = { ...DEFAULT_EXECUTION, ...options.execution }

@@ -32,6 +32,8 @@ export interface AdSpec {
   region: string
   /** GPUs for sale, e.g. { h100: 2 }. */
   gpus: Partial<Record<GpuModel, number>>
+  /** More GPUs for sale, of any model: the driver's name, its memory, how many (the simulator's fleets). */
+  hardware?: ReadonlyArray<{ name: string, vramMiB: number, count: number }>
   /** Price floor, micros per GPU-hour. */
   floor: number
   peak?: { price: number, windows: WeeklyWindow[] }
@@ -48,6 +50,11 @@ export function capabilityAd (name: string, spec: AdSpec, now: number, seq = 1):
     const m = GPU_MODELS[model]
     for (let i = 0; i < count; i++) {
       gpus.push({ index: gpus.length, uuid: `GPU-${name}-${gpus.length}`, name: m.name, model: modelSlug(m.name), vramMiB: m.vramMiB, provenance: 'declared' })
+    }
+  }
+  for (const h of spec.hardware ?? []) {
+    for (let i = 0; i < h.count; i++) {
+      gpus.push({ index: gpus.length, uuid: `GPU-${name}-${gpus.length}`, name: h.name, model: modelSlug(h.name), vramMiB: h.vramMiB, provenance: 'declared' })
     }
   }
   return {

@@ -14,7 +14,7 @@ import type { CapabilityAd } from '../../protocol/messages/capability-ad.js'
 import { billedGpus, ceilSeconds } from '../../protocol/market/lifecycle-shared.js'
 import { isProviderFinal } from '../../protocol/market/provider-lifecycle.js'
 import { ProviderAgent } from '../../protocol/market/provider-agent.js'
-import type { OfferEffect, ProviderAgentEffect, ProviderAgentEvent } from '../../protocol/market/provider-agent-types.js'
+import type { OfferEffect, OwnerHold, ProviderAgentEffect, ProviderAgentEvent } from '../../protocol/market/provider-agent-types.js'
 import type { CID } from '../../crypto/index.js'
 import type { Message, StreamEnd } from './bus.js'
 import { peerIdOf } from './ids.js'
@@ -87,6 +87,11 @@ export class ProviderNode {
     this.adCid = this.world.ids.cid('ad')
     this.ad = spec === undefined ? undefined : capabilityAd(this.name, spec, this.now(), (this.ad?.seq ?? 0) + 1)
     this.feed({ type: 'ad-changed', now: this.now(), ad: this.ad })
+  }
+
+  /** The owner's own work ahead on this node's GPUs (replaces the previous list). */
+  setHolds (holds: readonly OwnerHold[]): void {
+    this.feed({ type: 'holds-changed', now: this.now(), holds })
   }
 
   /** The node crashes: it leaves the network, its streams reset, its work and timers stop. */
@@ -287,6 +292,7 @@ export class ProviderNode {
     }
     const startedAt = this.now()
     this.started.set(bid, startedAt)
+    this.world.recorder.started({ job, provider: this.peerId, at: startedAt })
     this.feed({ type: 'started', now: startedAt, bid })
     this.track(bid, this.world.scheduler.at(startedAt + ex.durationMs, () => {
       const now = this.now()

@@ -28,6 +28,8 @@ export interface LedgerLine {
 }
 
 export interface FailureRecord { reporter: string, subject: string, job: string, reason: string, at: number, counted?: boolean, detail?: string }
+/** A run started: `job` on `provider` at `at` (one per attempt that reached the executor). */
+export interface StartRecord { job: string, provider: string, at: number }
 export interface JobEnding { job: string, requester: string, status: string, reason?: string, at: number }
 export interface OfferEnding { node: string, job: string, bid: string, status: string, reason?: string, awarded: boolean, at: number }
 
@@ -58,13 +60,22 @@ export class Recorder implements Traffic {
   readonly failures: FailureRecord[] = []
   private readonly jobEndings = new Map<string, JobEnding>()
   readonly offers: OfferEnding[] = []
+  readonly starts: StartRecord[] = []
   readonly trace: string[] = []
+  private readonly byJob = new Map<string, Count>()
 
-  /** `now` gives the time for the trace; `traceOn` false keeps no per-message trace (benchmarks). */
-  constructor (private readonly now: () => number, private readonly traceOn = true) {}
+  /**
+   * `now` gives the time for the trace; `traceOn` false keeps no per-message trace (benchmarks);
+   * `perJob` counts each message sent under the job it is about (the simulator's messages per job).
+   */
+  constructor (private readonly now: () => number, private readonly traceOn = true, private readonly perJob = false) {}
 
   sent (channel: 'gossip' | 'stream', from: string, m: Message): void {
     add(this.sentBy, m.kind, m.bytes)
+    if (this.perJob) {
+      const job = jobOf(m)
+      if (job !== undefined) add(this.byJob, job, m.bytes)
+    }
     if (this.traceOn) this.trace.push(`${this.now()} ${channel} ${from} ${m.kind}`)
   }
 
@@ -86,6 +97,15 @@ export class Recorder implements Traffic {
 
   note (line: string): void {
     if (this.traceOn) this.trace.push(`${this.now()} ${line}`)
+  }
+
+  /** Messages sent about `job` and their bytes (counted only with `perJob`). */
+  jobTraffic (job: string): Count {
+    return { ...(this.byJob.get(job) ?? { count: 0, bytes: 0 }) }
+  }
+
+  started (s: StartRecord): void {
+    this.starts.push(s)
   }
 
   award (a: AwardRecord): void {
@@ -174,6 +194,14 @@ export class Recorder implements Traffic {
       trace: [...this.trace]
     }
   }
+}
+
+/** The job a message is about: the request's own id, a round's request, or the payload's `job`. */
+function jobOf (m: Message): string | undefined {
+  const body = m.body as { cid?: { toString: () => string }, request?: { cid: { toString: () => string } }, payload?: { job?: { toString: () => string } } }
+  if (m.kind === 'job-request') return body.cid?.toString()
+  if (m.kind === 'auction-round') return body.request?.cid.toString()
+  return body.payload?.job?.toString()
 }
 
 function add (map: Map<string, Count>, kind: string, bytes: number): void {
