@@ -7,7 +7,8 @@
  * changing one part of a scenario does not shift the draws of another.
  */
 import type { Prng } from '../harness/prng.js'
-import type { SimJob, Tier } from '../model.js'
+import type { FleetNode, SimJob, Tier } from '../model.js'
+import { DEFAULT_PLACES, type Place, PlaceAssigner } from './regions.js'
 
 const HOUR_MS = 3_600_000
 
@@ -225,6 +226,26 @@ export function resampleJobs (rng: Prng, jobs: readonly SimJob[], count: number,
   return times.map((submitAt, i) => {
     const o = jobs[pick.int(0, jobs.length - 1)] as SimJob
     return { ...o, models: [...o.models], id: `${prefix}${String(i).padStart(width, '0')}`, submitAt, source: `resample:${o.id}` }
+  })
+}
+
+/**
+ * A fleet of `count` nodes drawn with replacement from `fleet`'s node shapes (model, GPUs, VRAM, CPU,
+ * memory), so a scenario can run 10,000 nodes shaped like the trace's 1,213. Ids are `${prefix}0000001`;
+ * each node's place is drawn afresh from `places` by its new id (regions.ts).
+ */
+export function resampleFleet (rng: Prng, fleet: readonly FleetNode[], count: number, opts: { places?: readonly Place[], idPrefix?: string } = {}): FleetNode[] {
+  if (!(Number.isInteger(count) && count >= 0)) throw new RangeError(`resampleFleet: count must be a whole number ≥ 0, got ${count}`)
+  if (fleet.length === 0) throw new RangeError('resampleFleet: no nodes to draw from')
+  const places = new PlaceAssigner(rng.fork('places').seed, opts.places ?? DEFAULT_PLACES)
+  const pick = rng.fork('nodes')
+  const prefix = opts.idPrefix ?? 'n'
+  const width = Math.max(6, String(count).length)
+  return Array.from({ length: count }, (_, i) => {
+    const o = fleet[pick.int(0, fleet.length - 1)] as FleetNode
+    const id = `${prefix}${String(i).padStart(width, '0')}`
+    const place = places.placeOf(id)
+    return { ...o, id, country: place.country, region: place.region }
   })
 }
 

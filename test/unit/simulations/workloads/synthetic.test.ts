@@ -7,8 +7,9 @@ import assert from 'node:assert/strict'
 import { Prng } from '../../../../simulations/harness/prng.js'
 import {
   DEFAULT_DURATIONS, diurnalArrivals, type DurationModel, durationMean, fitLogNormal, flashCrowd, fittedRatePerHour, mergeArrivals,
-  pickWeighted, poissonArrivals, resampleJobs, sampleDuration, syntheticJobs
+  pickWeighted, poissonArrivals, resampleFleet, resampleJobs, sampleDuration, syntheticJobs
 } from '../../../../simulations/workloads/synthetic.js'
+import type { FleetNode } from '../../../../simulations/model.js'
 
 const HOUR = 3_600_000
 
@@ -108,13 +109,13 @@ describe('simulations/workloads: synthetic generators', () => {
   it('the resampler extends a trace to any count, at the fitted rate, deterministically', () => {
     const base = syntheticJobs(new Prng(8), poissonArrivals(new Prng(9), 30, { count: 500, startMs: 1000 }))
     near(fittedRatePerHour(base), 30, 0.1, 'fitted rate of the base')
-    for (const count of [0, 1, 500, 50_000]) {
+    for (const count of [0, 1, 500, 20_000]) {
       const r = resampleJobs(new Prng(10), base, count)
       assert.equal(r.length, count)
       assert.equal(new Set(r.map((j) => j.id)).size, count, 'unique ids')
     }
-    const big = resampleJobs(new Prng(10), base, 50_000)
-    assert.deepEqual(resampleJobs(new Prng(10), base, 50_000), big, 'same seed, same jobs')
+    const big = resampleJobs(new Prng(10), base, 20_000)
+    assert.deepEqual(resampleJobs(new Prng(10), base, 20_000), big, 'same seed, same jobs')
     assert.notDeepEqual(resampleJobs(new Prng(11), base, 100), big.slice(0, 100))
     near(fittedRatePerHour(big), fittedRatePerHour(base), 0.02, 'resampled rate')
     assert.ok((big[0]?.submitAt as number) >= 1000, 'starts at the trace\'s first submit')
@@ -129,5 +130,21 @@ describe('simulations/workloads: synthetic generators', () => {
     near(fittedRatePerHour(fast), 600, 0.03, 'a chosen rate')
     assert.throws(() => resampleJobs(new Prng(1), [], 5), RangeError)
     assert.throws(() => resampleJobs(new Prng(1), base, -1), RangeError)
+  })
+
+  it('the fleet resampler draws node shapes with replacement and places them afresh', () => {
+    const shapes: FleetNode[] = [
+      { id: 'big', model: 'nvidia-a100-sxm4-40gb', gpuName: 'NVIDIA A100-SXM4-40GB', gpus: 8, vramMiB: 40_960, country: 'CN', region: 'ap-east', cpuMilli: 96_000, memoryMiB: 393_216 },
+      { id: 'small', model: 'tesla-t4', gpuName: 'Tesla T4', gpus: 2, vramMiB: 15_360, country: 'CN', region: 'ap-east', cpuMilli: 104_000, memoryMiB: 524_288 }
+    ]
+    const fleet = resampleFleet(new Prng(12), shapes, 10_000)
+    assert.deepEqual(resampleFleet(new Prng(12), shapes, 10_000), fleet)
+    assert.equal(fleet.length, 10_000)
+    assert.equal(new Set(fleet.map((n) => n.id)).size, 10_000)
+    near(fleet.filter((n) => n.gpus === 8).length, 5000, 0.05, 'half big nodes')
+    assert.ok(fleet.every((n) => n.gpus === 8 ? n.model === 'nvidia-a100-sxm4-40gb' && n.cpuMilli === 96_000 : n.model === 'tesla-t4' && n.vramMiB === 15_360))
+    assert.ok(new Set(fleet.map((n) => n.country)).size > 5, 'places drawn from the default distribution, not copied')
+    assert.equal(resampleFleet(new Prng(1), shapes, 0).length, 0)
+    assert.throws(() => resampleFleet(new Prng(1), [], 3), RangeError)
   })
 })
