@@ -10,7 +10,7 @@
 import { DEFAULT_CLOCK_SKEW_MS } from '../constants.js'
 import { HOUR_MS, MAX_AWARD_ATTEMPTS, MAX_BILLING_INTERVAL_SEC, MAX_LEASE_MS, MINUTE_MS, MIN_BILLING_INTERVAL_SEC, MIN_LEASE_MS } from '../limits.js'
 import { PREEMPT_EXACT_LIMIT } from './bid-policy.js'
-import { BID_DELAY_FRACTION, ENOUGH_BETTER_BIDS } from './damping.js'
+import { BID_DELAY_FRACTION, BID_SPREAD_SHARE, DAMPING_GROUP_SIZE, ENOUGH_BETTER_BIDS } from './damping.js'
 import { DEFAULT_BILLING_INTERVAL_SEC, DEFAULT_LEASE_MS, HEARTBEATS_PER_LEASE, MAX_FAILED_ATTEMPTS } from './lifecycle-shared.js'
 import { InvalidScoringParamsError, createScoringParams, defaultScoringParams, type ScoringParams, type ScoringParamsInit } from './scoring.js'
 
@@ -33,6 +33,10 @@ export interface MarketParams {
   damping: boolean
   /** Share of the bid window over which damping delays spread (0 … 1). */
   bidDelayFraction: number
+  /** Share of the damping span (bidDelayFraction of the window) given to tied providers' suppression timers (0 … 1). */
+  bidSpreadShare: number
+  /** The number of tied providers the suppression timers are tuned for (integer 2 … 10⁹). */
+  dampingGroupSize: number
   /** A provider stays silent after seeing this many bids at least as good as its own (integer ≥ 1). */
   enoughBetterBids: number
   /** Notice a preempted bronze job gets, ms (0 … 600,000). */
@@ -55,6 +59,8 @@ export const defaultMarketParams: Readonly<MarketParams> = Object.freeze({
   heartbeatsPerLease: HEARTBEATS_PER_LEASE,
   damping: true,
   bidDelayFraction: BID_DELAY_FRACTION,
+  bidSpreadShare: BID_SPREAD_SHARE,
+  dampingGroupSize: DAMPING_GROUP_SIZE,
   enoughBetterBids: ENOUGH_BETTER_BIDS,
   preemptNoticeMs: DEFAULT_PREEMPT_NOTICE_MS,
   preemptExactLimit: PREEMPT_EXACT_LIMIT,
@@ -93,6 +99,8 @@ export function validateMarketParams (p: MarketParams): void {
     ['billingIntervalSec', p.billingIntervalSec, MIN_BILLING_INTERVAL_SEC, MAX_BILLING_INTERVAL_SEC, true],
     ['heartbeatsPerLease', p.heartbeatsPerLease, 1, 10, true],
     ['bidDelayFraction', p.bidDelayFraction, 0, 1, false],
+    ['bidSpreadShare', p.bidSpreadShare, 0, 1, false],
+    ['dampingGroupSize', p.dampingGroupSize, 2, 1_000_000_000, true],
     ['enoughBetterBids', p.enoughBetterBids, 1, 1_000_000, true],
     ['preemptNoticeMs', p.preemptNoticeMs, 0, 10 * MINUTE_MS, true],
     ['preemptExactLimit', p.preemptExactLimit, 0, 16, true],

@@ -17,7 +17,7 @@ import { SeenBids } from './seen-bids.js'
 import { reviewAward, startNow } from './award-review.js'
 import { decideBid } from './bid-policy.js'
 import { bidWindowClosesAt } from './bid-window.js'
-import { bidDelayMs, shouldStaySilent } from './damping.js'
+import { dampingDelayMs, shouldStaySilent, tieBreakUniform } from './damping.js'
 import type { MarketParams } from './params.js'
 import {
   AwardRefusal, FrameDrop,
@@ -210,7 +210,9 @@ export class ProviderAgent {
     if (now >= closesAt) return this.note('debug', 'the bid window has closed', { job: id, round: roundNo })
     const decision = decideBid(p, { ad, allocations: this.allocations(), preemptExactLimit: this.params.preemptExactLimit }, now)
     if (decision.kind === 'decline') return this.note('debug', 'not bidding', { job: id, round: roundNo, reason: decision.reason, detail: decision.detail })
-    const delay = this.damping ? bidDelayMs(decision.fit, p.auction.bidWindowMs, this.params.bidDelayFraction) : 0
+    const delay = this.damping
+      ? dampingDelayMs(decision.fit, tieBreakUniform(this.peerId, id, roundNo), p.auction.bidWindowMs, this.params.bidDelayFraction, this.params.bidSpreadShare, this.params.dampingGroupSize)
+      : 0
     this.pending.set(k, { job, round: roundNo, ...(round !== undefined ? { info: round } : {}), decision, closesAt, at: now + delay })
     this.pendingJobs.set(id, (this.pendingJobs.get(id) ?? 0) + 1)
     this.pendingMin = Math.min(this.pendingMin ?? Infinity, now + delay)

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { cidOfValue, type CID } from '../../crypto/index.js'
 import {
-  ProviderAgent, SeenBids, bidWindowClosesAt, createMarketParams, decideBid, defaultMarketParams, jobIdOf,
+  ProviderAgent, SeenBids, bidWindowClosesAt, suppressionDelayMs, tieBreakUniform, createMarketParams, decideBid, defaultMarketParams, jobIdOf,
   type AgentJob, type AuctionBid, type Award, type Bid, type CapabilityAd, type GpuInfo, type JobRequest, type MarketParams, type PaymentCommitment,
   type ProviderAgentEffect, type ProviderAgentEvent
 } from '../../protocol/index.js'
@@ -164,10 +164,13 @@ export function has<T extends ProviderAgentEffect['type']> (effects: readonly Pr
 }
 export const notes = (effects: readonly ProviderAgentEffect[]): string[] => effects.flatMap((e) => e.type === 'note' ? [e.message] : [])
 
-/** The damping delay the agent should wait for `job` on a fresh ad. */
-export function delayOf (job: AgentJob, fraction = defaultMarketParams.bidDelayFraction): number {
+/** The damping delay the agent (ME) should wait for `job` (round 1 unless given) on a fresh ad: the fit delay plus ME's suppression timer (damping.ts dampingDelayMs, written out). */
+export function delayOf (job: AgentJob, fraction = defaultMarketParams.bidDelayFraction, round = 1, params: MarketParams = defaultMarketParams): number {
   const d = decideBid(job.payload, { ad: makeAd(), allocations: [] }, NOW)
   assert.equal(d.kind, 'bid')
-  return Math.floor((1 - (d as { fit: number }).fit) * fraction * job.payload.auction.bidWindowMs)
+  const window = job.payload.auction.bidWindowMs
+  const spread = fraction * params.bidSpreadShare
+  return Math.floor((1 - (d as { fit: number }).fit) * (fraction - spread) * window) +
+    suppressionDelayMs(tieBreakUniform(ME, job.cid.toString(), round), window, spread, params.dampingGroupSize)
 }
 

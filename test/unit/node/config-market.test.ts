@@ -34,6 +34,8 @@ const BOUNDS: Array<[string, number, number, boolean]> = [
   ['billingIntervalSec', 1, 86_400, true],
   ['heartbeatsPerLease', 1, 10, true],
   ['bidDelayFraction', 0, 1, false],
+  ['bidSpreadShare', 0, 1, false],
+  ['dampingGroupSize', 2, 1_000_000_000, true],
   ['enoughBetterBids', 1, 1_000_000, true],
   ['preemptNoticeMs', 0, 600_000, true],
   ['preemptExactLimit', 0, 16, true],

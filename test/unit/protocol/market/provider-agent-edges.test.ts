@@ -110,9 +110,11 @@ describe('the provider agent at its edges', () => {
     })
 
     it('two rounds of one job pending at once: bids seen after the first round bid still count for the second', () => {
-      const h = new Harness(createMarketParams({ enoughBetterBids: 1 }))
+      // no suppression timer: each round draws its own timer, and this test needs round 1 to bid first
+      const params = createMarketParams({ enoughBetterBids: 1, bidSpreadShare: 0 })
+      const h = new Harness(params)
       const job = makeJob()
-      const delay = delayOf(job)
+      const delay = delayOf(job, undefined, 1, params)
       h.send({ type: 'job-seen', now: NOW, job })
       h.send({ type: 'job-seen', now: NOW + 1, job, round: { round: 2, attempt: 1, excluded: [], opensAt: NOW + 1 } })
       assert.equal(h.agent.pendingBids, 2)

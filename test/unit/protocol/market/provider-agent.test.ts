@@ -34,8 +34,8 @@ describe('market/provider-agent', () => {
       assert.equal(h.agent.offer(sealed?.bid ?? '')?.state.status, 'offered')
     })
 
-    it('bids at once with a delay of 0 (no damping delay share), in the same call', () => {
-      const h = new Harness(createMarketParams({ bidDelayFraction: 0 }))
+    it('bids at once with a delay of 0 (no damping delay share, no suppression timer), in the same call', () => {
+      const h = new Harness(createMarketParams({ bidDelayFraction: 0, bidSpreadShare: 0 }))
       assert.ok(has(h.send({ type: 'job-seen', now: NOW, job: makeJob() }), 'send-bid'))
     })
 
@@ -114,13 +114,15 @@ describe('market/provider-agent', () => {
     })
 
     it('does not bid when the window closed during the delay (exactly at the close, too)', () => {
+      // no suppression timer: it differs from job to job (tieBreakUniform), and this test moves the job's issuedAt
+      const params = createMarketParams({ bidSpreadShare: 0 })
       const probe = makeJob()
-      const delay = delayOf(probe)
+      const delay = delayOf(probe, undefined, 1, params)
       for (const [left, bids] of [[delay, false], [delay + 1, true], [delay - 1, false]] as const) {
         // delivered late: the window closes `left` ms after it arrives (opensAt + skew + window)
         const job = makeJob({ issuedAt: NOW - 30_000 - 5_000 + left })
-        assert.equal(delayOf(job), delay)
-        const h = new Harness()
+        assert.equal(delayOf(job, undefined, 1, params), delay)
+        const h = new Harness(params)
         h.send({ type: 'job-seen', now: NOW, job })
         const at = h.tick(NOW + delay)
         assert.equal(has(at, 'send-bid'), bids, `window closing ${left} ms after receipt`)
