@@ -203,6 +203,55 @@ describe('the provider agent, more', () => {
     })
   })
 
+  describe('the lifecycle\'s answers', () => {
+    it('an event the lifecycle ignores (inputs fetched twice) never starts a running job a second time', () => {
+      const h = new Harness(defaultMarketParams, false)
+      const job = makeJob()
+      const r = h.running(job)
+      assert.equal(starts(h.log, r.bid).length, 1)
+      const again = h.send({ type: 'inputs-fetched', now: h.now, bid: r.bid })
+      assert.equal(starts(again, r.bid).length, 0)
+      assert.ok(notes(again).includes('provider event ignored'))
+      assert.equal(h.agent.offer(r.bid)?.state.status, 'running')
+    })
+
+    it('during a 30 s preemption notice the job\'s heartbeats carry no message; only the final preempted one says why', () => {
+      const bronze = makeJob({ n: 1, gpus: 4, tier: 'bronze', maxPrice: 2_500_000, runtimeSec: 3600 })
+      const gold = makeJob({ n: 2, gpus: 4, tier: 'gold', maxPrice: 9_000_000, runtimeSec: 600, startDelaySec: 60 })
+      const h = new Harness(createMarketParams({ preemptNoticeMs: 30_000 }), false)
+      const b = h.running(bronze)
+      h.payment(bronze, b.bid, b.award, { seq: 1, cumulative: 1 })
+      h.award(gold, h.bidOn(gold))
+      for (let t = h.agent.nextWake(); t !== undefined && t <= NOW + 30_000; t = h.agent.nextWake()) h.tick(t)
+      const beats = h.log.filter((e): e is Extract<ProviderAgentEffect, { type: 'heartbeat' }> => e.type === 'heartbeat' && e.bid === b.bid)
+      const during = beats.filter((e) => e.state !== 'preempted')
+      assert.ok(during.length >= 3, `heartbeats during the notice: ${during.length}`)
+      for (const e of during) assert.equal('message' in e, false, `${e.state} heartbeat ${e.seq} carries a message`)
+      assert.deepEqual(beats.filter((e) => e.state === 'preempted').map((e) => e.message), ['preempted by a better-paying job'])
+    })
+
+    it('a payment with a newer seq but a lower cumulative is still stored: the shell must keep its seq (no replay of it later)', () => {
+      const h = new Harness(defaultMarketParams, false)
+      const job = makeJob()
+      const r = h.running(job)
+      h.payment(job, r.bid, r.award, { seq: 1, cumulative: 10 })
+      const lower = h.payment(job, r.bid, r.award, { seq: 2, cumulative: 5 })
+      assert.ok(has(lower, 'frame-accepted'))
+      assert.ok(has(lower, 'offer-updated', (e) => e.bid === r.bid))
+      assert.deepEqual(h.agent.offer(r.bid)?.payment, { seq: 2, cumulative: 10, gpuSeconds: 1 })
+      assert.equal(find(h.payment(job, r.bid, r.award, { seq: 2, cumulative: 20 }), 'drop-frame')?.reason, 'STALE_SEQ')
+    })
+
+    it('an offer with no award shows no allocation at all (not an empty one)', () => {
+      const h = new Harness(defaultMarketParams, false)
+      const bid = h.bidOn(makeJob())
+      const view = h.agent.offer(bid.bid)
+      assert.ok(view !== undefined)
+      assert.equal('allocation' in view, false)
+      assert.equal('award' in view, false)
+    })
+  })
+
   describe('the operator\'s log', () => {
     it('says why the node does not bid, and why it declines an award, with the job and the reason code', () => {
       const h = new Harness(defaultMarketParams, false)
@@ -217,6 +266,31 @@ describe('the provider agent, more', () => {
       const low = find(h.award(job, bid, { price: 2 }).effects, 'note', (n) => n.message === 'declining an award')
       assert.equal(low?.fields.job, job.cid.toString())
       assert.match(String(low?.fields.reason), /below the ask/)
+    })
+
+    it('logs at info each bid, award, preemption and ending with the ids and amounts', () => {
+      const bronze = makeJob({ n: 1, gpus: 4, tier: 'bronze', maxPrice: 2_500_000, runtimeSec: 3600 })
+      const gold = makeJob({ n: 2, gpus: 4, tier: 'gold', maxPrice: 9_000_000, runtimeSec: 600, startDelaySec: 60 })
+      const h = new Harness(defaultMarketParams, false)
+      const b = h.running(bronze)
+      const g = h.bidOn(gold)
+      const award = h.award(gold, g, { attempt: 2 })
+      h.tick(NOW + defaultMarketParams.preemptNoticeMs)
+      const info = h.log.flatMap((e) => e.type === 'note' && e.level === 'info' ? [e] : [])
+      const bids = info.filter((n) => n.message === 'bid')
+      assert.deepEqual(bids.map((n) => [n.fields.job, n.fields.round, n.fields.bid, n.fields.price, n.fields.gpus, n.fields.preempts]), [
+        [bronze.cid.toString(), 1, b.bid, 2_000_000, ['GPU-0', 'GPU-1', 'GPU-2', 'GPU-3'], []],
+        [gold.cid.toString(), 1, g.bid, g.payload.price, g.payload.gpus, [bronze.cid.toString()]]
+      ])
+      const received = info.filter((n) => n.message === 'award received' && n.fields.job === gold.cid.toString())
+      assert.deepEqual(received.map((n) => [n.fields.award, n.fields.price, n.fields.attempt]), [[award.id, g.payload.price, 2]])
+      assert.deepEqual(info.filter((n) => n.message === 'preempting a bronze job').map((n) => [n.fields.job, n.fields.for]), [[bronze.cid.toString(), gold.cid.toString()]])
+      assert.deepEqual(info.filter((n) => n.message === 'job ended').map((n) => [n.fields.job, n.fields.status, n.fields.reason]), [[bronze.cid.toString(), 'preempted', 'preempted by a better-paying job']])
+      // an unawarded offer that ends (lost) is no "job ended" at info
+      const lost = new Harness(defaultMarketParams, false)
+      const sealed = lost.bidOn(makeJob({ n: 3 }))
+      lost.tick(sealed.payload.expiresAt + 1)
+      assert.equal(lost.log.some((e) => e.type === 'note' && e.message === 'job ended'), false)
     })
   })
 })

@@ -115,6 +115,8 @@ describe('the requester agent, more', () => {
       const bare = awarded(1)
       bare.from(1, { type: 'award-response', decision: 'decline' })
       assert.equal(noteOf(bare, 'declined')?.text, `${short(peer(1))} declined: no reason given`)
+      // the failure line of a decline without a reason is just the reason code
+      assert.equal(noteOf(bare, 'failure')?.text, 'declined')
     })
 
     it('a re-auction after an empty round excludes nobody, and clears the round\'s bids from the view', () => {
@@ -147,9 +149,10 @@ describe('the requester agent, more', () => {
       running(d)
       d.runTo(d.now + 10_000)
       d.from(1, { type: 'receipt', exitCode: 0, gpuSeconds: 10, forThisRequester: true })
-      d.from(1, { type: 'outputs-verified', files: 0, missingOutputs: ['out.json', 7 as unknown as string] })
-      assert.equal(noteOf(d, 'outputs')?.text, '0 output(s) verified; not written by the job: out.json')
-      assert.equal(d.state?.state.reason, 'missing-output: out.json')
+      d.from(1, { type: 'outputs-verified', files: 0, missingOutputs: ['out.json', 7 as unknown as string, 'model.bin'] })
+      assert.equal(noteOf(d, 'outputs')?.text, '0 output(s) verified; not written by the job: out.json, model.bin')
+      assert.match(d.state?.state.reason ?? '', /^missing-output: out\.json/)
+      assert.equal((d.state?.state.reason ?? '').includes('7'), false)
       // the job's own fault: the provider delivered, and is credited for it
       assert.deepEqual(d.agent.reputation.history(peer(1)), { ok: 1, failed: 0 })
       assert.equal(d.of('record-failure').length, 0)
@@ -293,6 +296,23 @@ describe('the requester agent, more', () => {
       assert.ok(d.state?.bids.some((b) => b.provider === proven))
       d.runTo(NOW + WINDOW)
       assert.equal(d.winner(), proven)
+    })
+  })
+
+  describe('quiet when nothing happens', () => {
+    it('a tick with nothing due, for every job or for one, gives no effect at all', () => {
+      const d = new Driver()
+      d.submit()
+      assert.deepEqual(d.agent.handle({ type: 'tick', now: NOW + 1 }), [])
+      assert.deepEqual(d.agent.handle({ type: 'tick', now: NOW + 2, job: d.id }), [])
+    })
+
+    it('an unreachable winner before the lease: one line, nothing else; the no-show then says what it was', () => {
+      const d = awarded(1)
+      const out = d.from(1, { type: 'unreachable', detail: 'dial failed' })
+      assert.deepEqual(out.map((e) => e.type), ['note'])
+      d.runTo(d.now + LEASE)
+      assert.equal(noteOf(d, 'failure')?.text, 'no-show: no answer to the award within one lease')
     })
   })
 
