@@ -336,7 +336,7 @@ describe('the requester agent, more', () => {
     })
   })
 
-  it('a job of another requester\'s agent is independent: bids for it are not this job\'s', () => {
+  it('a bid for a job this node does not hold is no bid of this node\'s job', () => {
     const d = new Driver()
     d.submit()
     const other = jobPayload({ nonce: new Uint8Array(16).fill(7) })
