@@ -102,6 +102,20 @@ describe('the provider agent, more', () => {
       assert.equal(has(h2.tick(opensAt + delayOf(job)), 'send-bid'), false)
     })
 
+    it('a next-round bid that overtook the round\'s job request in gossip is not counted once this node\'s first bid is out', () => {
+      const h = new Harness(createMarketParams({ enoughBetterBids: 1 }))
+      const job = makeJob()
+      h.send({ type: 'job-seen', now: NOW, job })
+      assert.equal(h.seal(h.tick(NOW + delayOf(job))).length, 1)
+      // round 2 opens; another provider's bid for it arrives before this node sees the round
+      const opensAt = NOW + 20_000
+      h.now = opensAt
+      h.send({ type: 'bid-seen', now: opensAt, bid: otherBid(job, 1, 1_000, { issuedAt: opensAt, expiresAt: opensAt + H }) })
+      h.send({ type: 'job-seen', now: opensAt, job, round: { round: 2, attempt: 2, excluded: [], opensAt } })
+      const effects = h.tick(opensAt + delayOf(job))
+      assert.ok(has(effects, 'send-bid', (e) => e.round === 2), notes(effects).join('; '))
+    })
+
     it('in a re-opened round an excluded provider\'s bid does not silence it', () => {
       const h = new Harness(createMarketParams({ enoughBetterBids: 1 }))
       const job = makeJob()
