@@ -76,6 +76,25 @@ describe('simulations/network churn', () => {
     assert.ok(availability(s) > 0.85 && availability(s) < 0.97, String(availability(s)))
   })
 
+  it('lists events by time, then node order, with no leave at 0 and no join at the horizon', () => {
+    const s: ChurnSchedule = {
+      horizonMs: 100,
+      nodes: [
+        { node: 'b', churny: true, offline: [{ from: 0, until: 10 }, { from: 40, until: 100 }] },
+        { node: 'a', churny: true, offline: [{ from: 10, until: 40 }] },
+        { node: 'c', churny: false, offline: [] }
+      ]
+    }
+    assert.deepEqual(churnEvents(s), [
+      { at: 10, node: 'b', kind: 'join' },
+      { at: 10, node: 'a', kind: 'leave' },
+      { at: 40, node: 'b', kind: 'leave' },
+      { at: 40, node: 'a', kind: 'join' }
+    ])
+    assert.deepEqual(offlineAtStart(s), ['b'])
+    assert.deepEqual(churnEvents({ horizonMs: 1, nodes: [] }), [])
+  })
+
   it('answers isOnline at an interval\'s edges: offline from `from`, online again at `until`', () => {
     const n = { node: 'x', churny: true, offline: [{ from: 0, until: 10 }, { from: 50, until: 60 }] }
     const at = (t: number): boolean => isOnline(n, t)
