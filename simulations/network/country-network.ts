@@ -47,6 +47,8 @@ export interface CountryNetwork extends NetworkModel {
   delayMs: (from: Place, to: Place) => number
   /** How long `bytes` take from `from` to `to`: one delay draw plus the size over the narrower link, ms. */
   transferMs: (from: Place, to: Place, bytes: number) => number
+  /** The size part alone: `bytes` over the narrower of the sender's up and the receiver's down link, ms. */
+  blobMs: (from: string, to: string, bytes: number) => number
   /** True when a message between the two regions sent at `at` falls in a partition. */
   isPartitioned: (fromRegion: string, toRegion: string, at: number) => boolean
   /** Whether one message sent at `at` arrives: not partitioned and not lost (one loss draw). */
@@ -122,7 +124,32 @@ export function countryNetwork (matrix: LatencyMatrix, countryOf: (node: string)
       return Math.max(1, Math.round(delayMs(from, to)))
     },
     transferMs: (from, to, bytes) => transferMs(bytes, delayMs(from, to), bandwidthOf(from.node), bandwidthOf(to.node)),
+    blobMs: (from, to, bytes) => transferMs(bytes, 0, bandwidthOf(from), bandwidthOf(to)),
     isPartitioned,
     delivers: (from, to, at) => !isPartitioned(from.region, to.region, at) && !loss.chance(lossRate)
+  }
+}
+
+/** A node that `countryOfNodes` was not given. */
+export class UnknownNodeError extends Error {
+  override readonly name = 'UnknownNodeError'
+  readonly code = 'UNKNOWN_NODE'
+  constructor (readonly node: string) {
+    super(`country network: no country for node ${JSON.stringify(node)}`)
+  }
+}
+
+/**
+ * The `countryOf` adapter for a list of nodes with countries (a Workload's fleet: FleetNode has `id`
+ * and `country`; harness peers are `peer:<name>`, so key them that way). Throws UnknownNodeError
+ * for a node not in the list, so a mis-keyed world fails at its first message, not with a default.
+ */
+export function countryOfNodes (nodes: Iterable<{ id: string, country: string }>): (node: string) => string {
+  const map = new Map<string, string>()
+  for (const n of nodes) map.set(n.id, n.country)
+  return (node) => {
+    const c = map.get(node)
+    if (c === undefined) throw new UnknownNodeError(node)
+    return c
   }
 }

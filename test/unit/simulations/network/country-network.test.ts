@@ -4,7 +4,7 @@ import { Bus, type Message } from '../../../../simulations/harness/bus.js'
 import type { Place } from '../../../../simulations/harness/network.js'
 import { Prng } from '../../../../simulations/harness/prng.js'
 import { InvalidBandwidthError } from '../../../../simulations/network/bandwidth.js'
-import { InvalidCountryNetworkError, type CountryNetworkOptions, countryNetwork } from '../../../../simulations/network/country-network.js'
+import { InvalidCountryNetworkError, type CountryNetworkOptions, UnknownNodeError, countryNetwork, countryOfNodes } from '../../../../simulations/network/country-network.js'
 import { UnknownCountryError, countryRegion } from '../../../../simulations/network/geo.js'
 import { InvalidPartitionError } from '../../../../simulations/network/partition.js'
 import { rttMatrix } from './rtt-file.js'
@@ -106,6 +106,7 @@ describe('simulations/network countryNetwork', () => {
     assert.equal(net.transferMs(place('de1'), place('fr1'), 10_000_000), lat + 8000)
     assert.equal(net.transferMs(place('fr1'), place('de1'), 10_000_000), lat + 800)
     assert.equal(net.transferMs(place('fr1'), place('de1'), 0), lat)
+    assert.equal(net.blobMs('de1', 'fr1', 10_000_000), 8000)
     const drawn = countryNetwork(rttMatrix(), (n) => COUNTRY[n] as string, new Prng(1))
     const a = drawn.bandwidthOf('jp1')
     assert.deepEqual(drawn.bandwidthOf('jp1'), a)
@@ -130,5 +131,8 @@ describe('simulations/network countryNetwork', () => {
     assert.throws(() => make({ bandwidth: [{ name: 'x', weight: 1, down: { median: 0, sigma: 1 }, up: { median: 1, sigma: 1 } }] }), (e: unknown) => e instanceof InvalidBandwidthError && e.field === 'x.down.median')
     const net = countryNetwork(rttMatrix(), (n) => COUNTRY[n] ?? 'XX', new Prng(1))
     assert.throws(() => net.latencyMs(place('de1'), { node: 'zz', region: 'eu' }), UnknownCountryError)
+    const of = countryOfNodes([{ id: 'a', country: 'DE' }])
+    assert.equal(of('a'), 'DE')
+    assert.throws(() => of('b'), (e: unknown) => e instanceof UnknownNodeError && e.node === 'b' && e.code === 'UNKNOWN_NODE')
   })
 })
