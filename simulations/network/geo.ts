@@ -137,25 +137,43 @@ export function validateFleetDistribution (shares: readonly FleetShare[]): void 
 /** Where one node is placed. */
 export interface Placement { country: string, region: string }
 
-/**
- * A placer over a fleet distribution (GPU_FLEET_DISTRIBUTION unless given): each call draws one node's
- * country and region by weight from `prng`. Validates the distribution first.
- */
-export function fleetPlacer (prng: Prng, shares: readonly FleetShare[] = GPU_FLEET_DISTRIBUTION): () => Placement {
+/** The index of the share `x` (uniform in [0, total)) falls in. */
+function shareAt (cumulative: readonly number[], x: number): number {
+  let lo = 0
+  let hi = cumulative.length - 1
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1
+    if ((cumulative[mid] as number) > x) hi = mid
+    else lo = mid + 1
+  }
+  return lo
+}
+
+function drawer (shares: readonly FleetShare[]): (prng: Prng) => Placement {
   validateFleetDistribution(shares)
   const cumulative: number[] = []
   let total = 0
   for (const s of shares) cumulative.push(total += s.weight)
-  return () => {
-    const x = prng.next() * total
-    let lo = 0
-    let hi = cumulative.length - 1
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1
-      if ((cumulative[mid] as number) > x) hi = mid
-      else lo = mid + 1
-    }
-    const s = shares[lo] as FleetShare
+  return (prng) => {
+    const s = shares[shareAt(cumulative, prng.next() * total)] as FleetShare
     return { country: s.country, region: s.region }
   }
+}
+
+/**
+ * A placer over a fleet distribution (GPU_FLEET_DISTRIBUTION unless given): each call draws the next
+ * node's country and region by weight from `prng`. Validates the distribution first.
+ */
+export function fleetPlacer (prng: Prng, shares: readonly FleetShare[] = GPU_FLEET_DISTRIBUTION): () => Placement {
+  const draw = drawer(shares)
+  return () => draw(prng)
+}
+
+/**
+ * The same by node id: a node's placement is drawn from a stream forked by its id (`place:<id>`),
+ * so it depends on the seed and the id only, not on which other nodes exist or their order.
+ */
+export function placementById (prng: Prng, shares: readonly FleetShare[] = GPU_FLEET_DISTRIBUTION): (id: string) => Placement {
+  const draw = drawer(shares)
+  return (id) => draw(prng.fork(`place:${id}`))
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { regionWithin } from '../../../../protocol/constants.js'
 import { Prng } from '../../../../simulations/harness/prng.js'
-import { COUNTRY_REGIONS, GPU_FLEET_DISTRIBUTION, InvalidFleetDistributionError, UnknownCountryError, countryRegion, fleetPlacer, regionArea, validateFleetDistribution } from '../../../../simulations/network/geo.js'
+import { COUNTRY_REGIONS, GPU_FLEET_DISTRIBUTION, InvalidFleetDistributionError, UnknownCountryError, countryRegion, fleetPlacer, placementById, regionArea, validateFleetDistribution } from '../../../../simulations/network/geo.js'
 import { rttTable } from './rtt-file.js'
 
 const SLUG = /^[a-z0-9]+(-[a-z0-9]+)*$/
@@ -67,5 +67,17 @@ describe('simulations/network geo', () => {
     assert.deepEqual(seqA, Array.from({ length: 50 }, b))
     assert.notDeepEqual(seqA, Array.from({ length: 50 }, c))
     for (const p of seqA) assert.ok(GPU_FLEET_DISTRIBUTION.some((s) => s.country === p.country && s.region === p.region))
+  })
+
+  it('places by id: the same id the same place whatever the other nodes, by weight overall', () => {
+    const place = placementById(new Prng(9))
+    const again = placementById(new Prng(9))
+    const ids = Array.from({ length: 4000 }, (_, i) => `n${i}`)
+    const all = ids.map(place)
+    assert.deepEqual([...ids].reverse().map(again).reverse(), all)
+    const us = all.filter((p) => p.country === 'US').length
+    // 32 % of the default fleet is in the US: Binomial(4000, 0.32) sd ≈ 30; 4 sd.
+    assert.ok(Math.abs(us - 1280) < 120, String(us))
+    assert.notDeepEqual(ids.slice(0, 50).map(placementById(new Prng(10))), all.slice(0, 50))
   })
 })
