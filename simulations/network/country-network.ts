@@ -19,7 +19,8 @@
 import type { NetworkModel, Place } from '../harness/network.js'
 import type { Prng } from '../harness/prng.js'
 import { type BandwidthClass, DEFAULT_BANDWIDTH_CLASSES, type NodeBandwidth, drawBandwidth, transferMs, validateBandwidthClasses } from './bandwidth.js'
-import { type JitterModel, JITTER_MODELS, type LatencyMatrix } from './latency.js'
+import { type JitterModel, JITTER_MODELS, LatencyMatrix } from './latency.js'
+import type { RttTable } from './rtt-table.js'
 import { type RegionPartition, partitioned, validatePartition } from './partition.js'
 
 export interface CountryNetworkOptions {
@@ -65,11 +66,13 @@ export class InvalidCountryNetworkError extends Error {
 }
 
 /**
- * The model over `matrix`; `prng` seeds its jitter, loss and bandwidth streams (forks
+ * The model over `source` (a LatencyMatrix, or a parsed table to build one from: build it once and
+ * share it when making several models); `prng` seeds its jitter, loss and bandwidth streams (forks
  * `latency-jitter`, `message-loss`, `bandwidth:<node>`). Validates its options; throws
  * InvalidCountryNetworkError, InvalidBandwidthError or InvalidPartitionError.
  */
-export function countryNetwork (matrix: LatencyMatrix, countryOf: (node: string) => string, prng: Prng, options: CountryNetworkOptions = {}): CountryNetwork {
+export function countryNetwork (source: LatencyMatrix | RttTable, countryOf: (node: string) => string, prng: Prng, options: CountryNetworkOptions = {}): CountryNetwork {
+  const matrix = source instanceof LatencyMatrix ? source : new LatencyMatrix(source)
   const lossRate = options.lossRate ?? 0
   if (!(lossRate >= 0 && lossRate <= 1)) throw new InvalidCountryNetworkError('LOSS_RATE', `lossRate: expected a number in 0 … 1, got ${String(lossRate)}`)
   const gossipHops = options.gossipHops ?? 2

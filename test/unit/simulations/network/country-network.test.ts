@@ -7,7 +7,7 @@ import { InvalidBandwidthError } from '../../../../simulations/network/bandwidth
 import { InvalidCountryNetworkError, type CountryNetworkOptions, UnknownNodeError, countryNetwork, countryOfNodes } from '../../../../simulations/network/country-network.js'
 import { UnknownCountryError, countryRegion } from '../../../../simulations/network/geo.js'
 import { InvalidPartitionError } from '../../../../simulations/network/partition.js'
-import { rttMatrix } from './rtt-file.js'
+import { rttMatrix, rttTable } from './rtt-file.js'
 
 const COUNTRY: Record<string, string> = { de1: 'DE', de2: 'DE', fr1: 'FR', us1: 'US', jp1: 'JP', se1: 'SE' }
 const place = (node: string): Place => ({ node, region: countryRegion(COUNTRY[node] as string) })
@@ -34,6 +34,8 @@ describe('simulations/network countryNetwork', () => {
     assert.equal(net.latencyMs(place('de1'), place('fr1')), Math.round(m.meanOneWayMs('DE', 'FR')))
     assert.equal(net.latencyMs(place('us1'), place('jp1')), net.latencyMs(place('jp1'), place('us1')))
     assert.equal(net.countryOf('jp1'), 'JP')
+    const fromTable = countryNetwork(rttTable(), (n) => COUNTRY[n] as string, new Prng(1), { jitter: 'none' })
+    assert.equal(fromTable.latencyMs(place('de1'), place('fr1')), net.latencyMs(place('de1'), place('fr1')))
     assert.equal(net.gossipHops, 2)
     assert.equal(net.gossipLoss, 0)
     const { bus, scheduler, got } = world({ jitter: 'none' })
