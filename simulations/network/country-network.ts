@@ -1,0 +1,158 @@
+/**
+ * A harness NetworkModel (simulations/harness/network.ts) on measured delays: each node has a
+ * country (`countryOf`), one message's one-way delay is a draw from the RIPE Atlas RTT matrix
+ * (latency.ts), with per-node bandwidth for blob transfers (bandwidth.ts), a per-message loss rate
+ * and region partitions (partition.ts).
+ *
+ * Through the harness's interface as it stands (latencyMs, gossipHops, gossipLoss):
+ * - loss: `lossRate` is the model's `gossipLoss`, which the bus applies to each gossip delivery.
+ *   Streams stay reliable, as the bus makes them (a TCP stream retransmits).
+ * - partitions: latencyMs has no time argument and the bus has no drop hook, so the model reads the
+ *   clock (`now`, the scheduler's) and answers Infinity for a partitioned pair; the scheduler never
+ *   runs a call due at Infinity, so the gossip delivery, stream open or stream message is dropped.
+ * - blobs: the bus delays a message by latency only; `transferMs` gives a blob's time for the caller
+ *   (the engine) to schedule.
+ * `delivers` answers both loss and partition for one message, for models that send their own (the
+ * overlay models). simulations/network/README.md lists what the harness interface would need to
+ * carry these itself.
+ */
+import type { NetworkModel, Place } from '../harness/network.js'
+import type { Prng } from '../harness/prng.js'
+import { type BandwidthClass, DEFAULT_BANDWIDTH_CLASSES, type NodeBandwidth, drawBandwidth, transferMs, validateBandwidthClasses } from './bandwidth.js'
+import { type JitterModel, JITTER_MODELS, LatencyMatrix } from './latency.js'
+import type { RttTable } from './rtt-table.js'
+import { type RegionPartition, partitioned, validatePartition } from './partition.js'
+
+export interface CountryNetworkOptions {
+  /** Chance that one message is lost (0 … 1); the bus applies it to gossip deliveries. Default 0. */
+  lossRate?: number
+  /** Each node's link is drawn from these (DEFAULT_BANDWIDTH_CLASSES), or given per node. */
+  bandwidth?: readonly BandwidthClass[] | ((node: string) => NodeBandwidth)
+  /** Default `lognormal` (latency.ts). */
+  jitter?: JitterModel
+  /** Mesh hops a gossip message travels (the bus multiplies the delay by it). Default 2. */
+  gossipHops?: number
+  partitions?: readonly RegionPartition[]
+  /** The virtual clock (the scheduler's `now`): required when there are partitions. */
+  now?: () => number
+}
+
+export interface CountryNetwork extends NetworkModel {
+  readonly matrix: LatencyMatrix
+  readonly lossRate: number
+  /** The node's country (the `countryOf` given); throws UnknownCountryError when the matrix lacks it. */
+  countryOf: (node: string) => string
+  /** The node's link (drawn once per node from a stream forked by its id). */
+  bandwidthOf: (node: string) => NodeBandwidth
+  /** One draw of the one-way delay, ms (fractional; latencyMs rounds it). */
+  delayMs: (from: Place, to: Place) => number
+  /** How long `bytes` take from `from` to `to`: one delay draw plus the size over the narrower link, ms. */
+  transferMs: (from: Place, to: Place, bytes: number) => number
+  /** The size part alone: `bytes` over the narrower of the sender's up and the receiver's down link, ms. */
+  blobMs: (from: string, to: string, bytes: number) => number
+  /** True when a message between the two regions sent at `at` falls in a partition. */
+  isPartitioned: (fromRegion: string, toRegion: string, at: number) => boolean
+  /** Whether one message sent at `at` arrives: not partitioned and not lost (one loss draw). */
+  delivers: (from: Place, to: Place, at: number) => boolean
+}
+
+export type CountryNetworkErrorCode = 'LOSS_RATE' | 'GOSSIP_HOPS' | 'JITTER' | 'NO_CLOCK'
+
+export class InvalidCountryNetworkError extends Error {
+  override readonly name = 'InvalidCountryNetworkError'
+  constructor (readonly code: CountryNetworkErrorCode, message: string) {
+    super(`country network: ${message}`)
+  }
+}
+
+/**
+ * The model over `source` (a LatencyMatrix, or a parsed table to build one from: build it once and
+ * share it when making several models); `prng` seeds its jitter, loss and bandwidth streams (forks
+ * `latency-jitter`, `message-loss`, `bandwidth:<node>`). Validates its options; throws
+ * InvalidCountryNetworkError, InvalidBandwidthError or InvalidPartitionError.
+ */
+export function countryNetwork (source: LatencyMatrix | RttTable, countryOf: (node: string) => string, prng: Prng, options: CountryNetworkOptions = {}): CountryNetwork {
+  const matrix = source instanceof LatencyMatrix ? source : new LatencyMatrix(source)
+  const lossRate = options.lossRate ?? 0
+  if (!(lossRate >= 0 && lossRate <= 1)) throw new InvalidCountryNetworkError('LOSS_RATE', `lossRate: expected a number in 0 … 1, got ${String(lossRate)}`)
+  const gossipHops = options.gossipHops ?? 2
+  if (!(Number.isInteger(gossipHops) && gossipHops >= 1)) throw new InvalidCountryNetworkError('GOSSIP_HOPS', `gossipHops: expected an integer ≥ 1, got ${String(gossipHops)}`)
+  const jitterModel = options.jitter ?? 'lognormal'
+  if (!JITTER_MODELS.includes(jitterModel)) throw new InvalidCountryNetworkError('JITTER', `jitter: expected one of ${JITTER_MODELS.join(', ')}, got ${String(jitterModel)}`)
+  const partitions = options.partitions ?? []
+  for (const p of partitions) validatePartition(p)
+  const now = options.now
+  if (partitions.length > 0 && now === undefined) throw new InvalidCountryNetworkError('NO_CLOCK', 'partitions need `now` (the scheduler\'s clock)')
+  const bandwidth = options.bandwidth ?? DEFAULT_BANDWIDTH_CLASSES
+  if (typeof bandwidth !== 'function') validateBandwidthClasses(bandwidth)
+
+  const jitter = prng.fork('latency-jitter')
+  const loss = prng.fork('message-loss')
+  const countryIndex = new Map<string, number>()
+  const links = new Map<string, NodeBandwidth>()
+
+  const indexOf = (node: string): number => {
+    let i = countryIndex.get(node)
+    if (i === undefined) {
+      i = matrix.indexOf(countryOf(node))
+      countryIndex.set(node, i)
+    }
+    return i
+  }
+  const bandwidthOf = (node: string): NodeBandwidth => {
+    let link = links.get(node)
+    if (link === undefined) {
+      if (typeof bandwidth === 'function') link = bandwidth(node)
+      else {
+        const { upMbps, downMbps } = drawBandwidth(prng.fork(`bandwidth:${node}`), bandwidth)
+        link = { upMbps, downMbps }
+      }
+      links.set(node, link)
+    }
+    return link
+  }
+  const isPartitioned = (fromRegion: string, toRegion: string, at: number): boolean => partitions.some((p) => partitioned(p, fromRegion, toRegion, at))
+  const delayMs = (from: Place, to: Place): number => matrix.sampleByIndex(indexOf(from.node), indexOf(to.node), jitter, jitterModel)
+
+  return {
+    matrix,
+    lossRate,
+    gossipHops,
+    gossipLoss: lossRate,
+    countryOf: (node) => matrix.countries[indexOf(node)] as string,
+    bandwidthOf,
+    delayMs,
+    latencyMs: (from, to) => {
+      if (partitions.length > 0 && isPartitioned(from.region, to.region, (now as () => number)())) return Infinity
+      return Math.max(1, Math.round(delayMs(from, to)))
+    },
+    transferMs: (from, to, bytes) => transferMs(bytes, delayMs(from, to), bandwidthOf(from.node), bandwidthOf(to.node)),
+    blobMs: (from, to, bytes) => transferMs(bytes, 0, bandwidthOf(from), bandwidthOf(to)),
+    isPartitioned,
+    delivers: (from, to, at) => !isPartitioned(from.region, to.region, at) && !loss.chance(lossRate)
+  }
+}
+
+/** A node that `countryOfNodes` was not given. */
+export class UnknownNodeError extends Error {
+  override readonly name = 'UnknownNodeError'
+  readonly code = 'UNKNOWN_NODE'
+  constructor (readonly node: string) {
+    super(`country network: no country for node ${JSON.stringify(node)}`)
+  }
+}
+
+/**
+ * The `countryOf` adapter for a list of nodes with countries (a Workload's fleet: FleetNode has `id`
+ * and `country`; harness peers are `peer:<name>`, so key them that way). Throws UnknownNodeError
+ * for a node not in the list, so a mis-keyed world fails at its first message, not with a default.
+ */
+export function countryOfNodes (nodes: Iterable<{ id: string, country: string }>): (node: string) => string {
+  const map = new Map<string, string>()
+  for (const n of nodes) map.set(n.id, n.country)
+  return (node) => {
+    const c = map.get(node)
+    if (c === undefined) throw new UnknownNodeError(node)
+    return c
+  }
+}
