@@ -83,6 +83,7 @@ export interface PublishResult {
 
 const HEARTBEAT = 1
 const IHAVE = 2
+const FORWARD = 3
 
 export class GossipMesh {
   readonly params: Readonly<GossipParams>
@@ -153,16 +154,16 @@ export class GossipMesh {
     return this.meshAdj.length / 2
   }
 
-  /** Node `node`'s mesh peers (node indices). */
+  /** Node `node`'s mesh peers (node indices, ascending). */
   meshPeers (node: number): number[] {
     const i = this.local(node)
-    return Array.from(this.meshAdj.subarray(this.meshOff[i] as number, this.meshOff[i + 1] as number), (j) => this.members[j] as number)
+    return Array.from(this.meshAdj.subarray(this.meshOff[i] as number, this.meshOff[i + 1] as number), (j) => this.members[j] as number).sort((a, b) => a - b)
   }
 
-  /** Node `node`'s lazy (IHAVE) peers (node indices). */
+  /** Node `node`'s lazy (IHAVE) peers (node indices, ascending). */
   lazyPeers (node: number): number[] {
     const i = this.local(node)
-    return Array.from(this.lazyAdj.subarray(this.lazyOff[i] as number, this.lazyOff[i + 1] as number), (j) => this.members[j] as number)
+    return Array.from(this.lazyAdj.subarray(this.lazyOff[i] as number, this.lazyOff[i + 1] as number), (j) => this.members[j] as number).sort((a, b) => a - b)
   }
 
   /** Node `node`'s place in `members`, or -1 when it does not subscribe. */
@@ -239,6 +240,19 @@ export class GossipMesh {
     }
 
     const o = this.localOf.get(origin) ?? -1
+    /** `to` forwards its first copy (from `from`) to its mesh at `sendAt`. */
+    const forward = (to: number, from: number, hop: number, sendAt: number): void => {
+      const toNode = members[to] as number
+      const hi = meshOff[to + 1] as number
+      for (let e = meshOff[to] as number; e < hi; e++) {
+        const w = meshAdj[e] as number
+        if (w === from) continue
+        // w's IDONTWANT, sent when w got its copy, reached us before we forward: skip w (the
+        // publisher sends none)
+        if (idontwant && w !== o && first[w] !== Infinity && at + (first[w] as number) + delay(members[w] as number, toNode) <= sendAt) continue
+        send(to, w, sendAt, hop + 1)
+      }
+    }
     if (o >= 0) {
       first[o] = 0
       hops[o] = 0
@@ -269,20 +283,10 @@ export class GossipMesh {
         hops[to] = hop
         receivers++
         lastDelivery = t - at
-        const toNode = members[to] as number
-        const hi = meshOff[to + 1] as number
-        const sendAt = t + processing
-        for (let e = meshOff[to] as number; e < hi; e++) {
-          const w = meshAdj[e] as number
-          if (w === from) continue
-          if (idontwant) {
-            dontwant++
-            // w's IDONTWANT, sent when w got its copy, reached us before we forward: skip w (the
-            // publisher sends none)
-            if (w !== o && first[w] !== Infinity && at + (first[w] as number) + delay(members[w] as number, toNode) <= sendAt) continue
-          }
-          send(to, w, sendAt, hop + 1)
-        }
+        if (idontwant) dontwant += (meshOff[to + 1] as number) - (meshOff[to] as number) - (this.inMesh(to, from) ? 1 : 0)
+        // validation first: the forwards leave `processing` ms later, by then more IDONTWANTs are in
+        if (processing > 0) this.event(t + processing, FORWARD, to, from, hop)
+        else forward(to, from, hop, t)
         if (lazy) {
           ihave += p.historyGossip * ((this.lazyOff[to + 1] as number) - (this.lazyOff[to] as number))
           this.event(this.nextHeartbeat(to, t), HEARTBEAT, to, -1, p.historyGossip)
@@ -292,6 +296,10 @@ export class GossipMesh {
       const ev = item - m
       const kind = this.evKind[ev] as number
       const to = this.evTo[ev] as number
+      if (kind === FORWARD) {
+        forward(to, this.evFrom[ev] as number, this.evArg[ev] as number, t)
+        continue
+      }
       if (kind === HEARTBEAT) {
         // IHAVE to each lazy peer (counted when the member got the message); one that already has
         // it cannot ask, so only the others are followed, and a heartbeat where all have it ends
@@ -345,6 +353,12 @@ export class GossipMesh {
     return result
   }
 
+  private inMesh (member: number, peer: number): boolean {
+    if (peer < 0) return false
+    for (let e = this.meshOff[member] as number; e < (this.meshOff[member + 1] as number); e++) if (this.meshAdj[e] === peer) return true
+    return false
+  }
+
   private nextHeartbeat (member: number, t: number): number {
     const hb = this.params.heartbeatMs
     const phase = this.phase[member] as number
@@ -352,7 +366,7 @@ export class GossipMesh {
     return phase + Math.ceil((t - phase) / hb) * hb
   }
 
-  /** Queues a heartbeat or an IHAVE (heap items ≥ members.length; below are members' copies). */
+  /** Queues a heartbeat, an IHAVE or a delayed forward (heap items ≥ members.length; below are members' copies). */
   private event (time: number, kind: number, to: number, from: number, arg: number): void {
     if (this.evCount === this.evTo.length) this.growEvents()
     const i = this.evCount++
