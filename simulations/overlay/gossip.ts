@@ -4,7 +4,8 @@
  *
  * The mesh is built once per topic from its subscribers, deterministically (seeded): in a seeded
  * order every member grafts random members until it has D mesh peers, never pushing a peer past Dhi;
- * a member still under Dlo after that grafts any member with room. A graft is symmetric, so degrees
+ * a member still under Dlo after that grafts any member with room, or splits an edge between two
+ * others when none has room. A graft is symmetric, so degrees
  * land in [D, Dhi] (fewer only when the topic has fewer than Dlo + 1 members) — the state a heartbeat
  * leaves (prune above Dhi, graft below Dlo). Each member also gets Dlazy non-mesh members it is
  * connected to: its IHAVE gossip targets and, with floodPublish, extra first-hop recipients. Real
@@ -427,7 +428,20 @@ function buildMesh (m: number, p: GossipParams, prng: Prng): { off: Int32Array, 
       link(u, v)
     }
   }
-  // repair: anyone still under Dlo grafts the first members with room, scanning from a seeded start
+  const unlink = (a: number, b: number): void => {
+    for (const [x, y] of [[a, b], [b, a]] as const) {
+      const row = x * cap
+      const last = row + (deg[x] as number) - 1
+      for (let e = row; e <= last; e++) {
+        if (adj[e] !== y) continue
+        adj[e] = adj[last] as number
+        deg[x] = (deg[x] as number) - 1
+        break
+      }
+    }
+  }
+  // repair: anyone still under Dlo grafts the first members with room, scanning from a seeded start;
+  // when every other member is full, it splits an edge v–x into u–v and u–x (v and x keep their degree)
   const floor = Math.min(p.Dlo, m - 1)
   for (const u of order) {
     if ((deg[u] as number) >= floor) continue
@@ -436,6 +450,18 @@ function buildMesh (m: number, p: GossipParams, prng: Prng): { off: Int32Array, 
       const v = (start + s) % m
       if (v === u || (deg[v] as number) >= cap || linked(u, v)) continue
       link(u, v)
+    }
+    for (let s = 0; s < m && (deg[u] as number) < floor && (deg[u] as number) + 2 <= cap; s++) {
+      const v = (start + s) % m
+      if (v === u || linked(u, v)) continue
+      for (let e = v * cap; e < v * cap + (deg[v] as number); e++) {
+        const x = adj[e] as number
+        if (x === u || linked(u, x)) continue
+        unlink(v, x)
+        link(u, v)
+        link(u, x)
+        break
+      }
     }
   }
   const off = new Int32Array(m + 1)

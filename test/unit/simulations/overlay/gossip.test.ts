@@ -49,6 +49,26 @@ describe('simulations/overlay: gossip mesh', () => {
     assert.equal(empty.publish(3, { delay: pairDelay, messageBytes: 100 }).transmissions, 0)
   })
 
+  it('bounds with no slack (Dlo = D = Dhi) still give every member its degree (the repair pass)', () => {
+    const full = GossipMesh.build(range(13), { seed: 'full', params: { D: 12, Dlo: 12, Dhi: 12 } })
+    for (let node = 0; node < 13; node++) assert.equal(full.meshPeers(node).length, 12, `node ${node}`)
+    // random grafting leaves some members short when most others are full already
+    const regular = GossipMesh.build(range(1000), { seed: 'tight', params: { D: 6, Dlo: 6, Dhi: 6 } })
+    for (let node = 0; node < 1000; node++) assert.equal(regular.meshPeers(node).length, 6, `node ${node}`)
+  })
+
+  it('the publisher floods its mesh and its other topic peers; without floodPublish only its mesh', () => {
+    const origin = 77
+    const firstHop = (m: GossipMesh): number[] => {
+      const to: number[] = []
+      m.publish(origin, { delay: pairDelay, messageBytes: 300, drop: (from, node) => { if (from === origin) to.push(node); return from === origin } })
+      return to.sort((a, b) => a - b)
+    }
+    assert.deepEqual(firstHop(mesh), [...mesh.meshPeers(origin), ...mesh.lazyPeers(origin)].sort((a, b) => a - b))
+    const meshOnly = GossipMesh.build(range(1000), { seed: 'mesh-1000', params: { floodPublish: false } })
+    assert.deepEqual(firstHop(meshOnly), meshOnly.meshPeers(origin))
+  })
+
   it('a full mesh of 4 counts by hand: 3 first-hop sends, 2 forwards each, 6 duplicates', () => {
     const k4 = GossipMesh.build([0, 1, 2, 3], { seed: 1, params: { D: 3, Dlo: 3, Dhi: 3 } })
     const r = k4.publish(0, { delay: () => 10, messageBytes: 100 })

@@ -194,6 +194,22 @@ describe('simulations/overlay: Kademlia routing tables and lookups', () => {
     assert.equal(tiny.findNode(0, tiny.kadId(5), { delay: () => 10, at: 1000 }).timeMs, 80)
   })
 
+  it('a query to a peer outside the caller\'s table pays the dial round trips first', () => {
+    // tables of 4 cells × 4 peers: most peers a lookup asks were named to it, not in its table
+    const narrow = { k: 4, prefixLength: 2 }
+    const dialing = KademliaModel.build(ids(500), { seed: 'dial', params: narrow })
+    const connected = KademliaModel.build(ids(500), { seed: 'dial', params: { ...narrow, dialRoundTrips: 0 } })
+    const target = kadIdOfCapabilityKey('vram/24')
+    const slow = dialing.findNode(0, target, { delay: () => 10 })
+    const fast = connected.findNode(0, target, { delay: () => 10 })
+    assert.deepEqual(slow.closest, fast.closest, 'the same walk')
+    assert.equal(slow.queried, fast.queried)
+    assert.ok(slow.rounds >= 2)
+    // the first wave is table peers (one 20 ms round trip), every later one is dialled (3 round trips)
+    assert.equal(fast.timeMs % 20, 0)
+    assert.ok(slow.timeMs >= fast.timeMs + 40 * (slow.rounds - 1), `${slow.timeMs} ms dialling, ${fast.timeMs} ms connected`)
+  })
+
   it('with 20 % of nodes down, lookups still find the closest live peers, and take longer', () => {
     const prng = new Prng('churn')
     const down = new Set<number>()
@@ -242,10 +258,15 @@ describe('simulations/overlay: Kademlia routing tables and lookups', () => {
   })
 
   it('stops a GET_PROVIDERS once k providers are known', () => {
-    const small = KademliaModel.build(ids(300), { seed: 'many', params: { k: 5 } })
-    for (let p = 0; p < 8; p++) small.provide(p, 'gpu/nvidia-h100', { delay: pairDelay })
-    const r = small.findProviders(299, 'gpu/nvidia-h100', { delay: pairDelay })
+    // small tables (4 cells × 5), so a lookup has to walk
+    const small = KademliaModel.build(ids(300), { seed: 'many', params: { k: 5, prefixLength: 2 } })
+    const key = 'gpu/nvidia-h100'
+    for (let p = 0; p < 8; p++) small.provide(p, key, { delay: pairDelay })
+    const r = small.findProviders(299, key, { delay: pairDelay })
     assert.equal(r.providers.length, 5)
+    // the same walk without the stop: FIND_NODE for the key's id asks more peers
+    const walk = small.findNode(299, kadIdOfCapabilityKey(key), { delay: pairDelay })
+    assert.ok(r.queried < walk.queried, `${r.queried} queries until 5 providers, ${walk.queried} for the whole walk`)
   })
 
   it('is deterministic per seed', () => {
