@@ -83,6 +83,8 @@ describe('simulations/overlay: gossip mesh', () => {
     // an IDONTWANT arrives at 20 ms, after the forwards left at 10 ms, so nothing is saved
     const big = k4.publish(0, { delay: () => 10, messageBytes: 600 })
     assert.equal(big.idontwant, 6)
+    assert.equal(k4.publish(0, { delay: () => 10, messageBytes: 512 }).idontwant, 6, 'exactly idontwantMinBytes')
+    assert.equal(k4.publish(0, { delay: () => 10, messageBytes: 511 }).idontwant, 0, 'one byte under')
     assert.equal(big.transmissions, 9)
     // IDONTWANTs leave on receipt, forwards after validation: with 9 ms of it the IDONTWANTs (at
     // 20 ms) still come after the forwards (19 ms); from exactly 10 ms they come first and the

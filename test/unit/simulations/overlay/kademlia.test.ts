@@ -192,6 +192,15 @@ describe('simulations/overlay: Kademlia routing tables and lookups', () => {
     assert.ok(down.timeMs >= DEFAULT_KADEMLIA_PARAMS.rpcTimeoutMs, `${down.timeMs} ms`)
     // at the start offset
     assert.equal(tiny.findNode(0, tiny.kadId(5), { delay: () => 10, at: 1000 }).timeMs, 80)
+    // a round trip of exactly the RPC timeout still answers; a hair more fails at the timeout
+    const half = DEFAULT_KADEMLIA_PARAMS.rpcTimeoutMs / 2
+    const atLimit = tiny.findNode(0, tiny.kadId(5), { delay: () => half })
+    assert.equal(atLimit.failed, 0)
+    assert.equal(atLimit.closest.length, 20)
+    const past = tiny.findNode(0, tiny.kadId(5), { delay: () => half + 0.5 })
+    assert.equal(past.failed, 20)
+    assert.deepEqual(past.closest, [])
+    assert.equal(past.timeMs, 4 * DEFAULT_KADEMLIA_PARAMS.rpcTimeoutMs)
   })
 
   it('a query to a peer outside the caller\'s table pays the dial round trips first', () => {
