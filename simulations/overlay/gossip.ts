@@ -5,9 +5,9 @@
  * The mesh is built once per topic from its subscribers, deterministically (seeded): in a seeded
  * order every member grafts random members until it has D mesh peers, never pushing a peer past Dhi;
  * a member still under Dlo after that grafts any member with room, or splits an edge between two
- * others when none has room. A graft is symmetric, so degrees
- * land in [D, Dhi] (fewer only when the topic has fewer than Dlo + 1 members) — the state a heartbeat
- * leaves (prune above Dhi, graft below Dlo). Each member also gets Dlazy non-mesh members it is
+ * others when none has room. A graft is symmetric, so degrees land in [Dlo, Dhi], in practice in
+ * [D, Dhi] (fewer only when the topic has fewer than Dlo + 1 members) — the state a heartbeat leaves
+ * (prune above Dhi, graft below Dlo). Each member also gets Dlazy non-mesh members it is
  * connected to: its IHAVE gossip targets and, with floodPublish, extra first-hop recipients. Real
  * gossipsub re-draws gossip targets each heartbeat and ranks peers by score; the model keeps one draw
  * and no scores.
@@ -18,8 +18,10 @@
  * its receiver send IDONTWANT to its mesh, and a peer skips a forward the IDONTWANT reached in time.
  * With `lazy`, members advertise the message in IHAVE to their lazy peers at their next
  * `historyGossip` heartbeats; a lazy peer that still lacks it sends IWANT and gets it one round trip
- * later. Costs: O(mesh edges) heap operations per publish (plus Dlazy × historyGossip per member
- * with `lazy`); the only allocations are the result's two per-member arrays (none with `into`).
+ * later. Costs: O(mesh edges) per publish, with a heap operation only per copy that improves on a
+ * member's earliest so far (plus, with `lazy`, a heartbeat per member and an IHAVE event per lazy peer
+ * still lacking the message); besides three closures, the only allocations are the result and its two
+ * per-member arrays (none of those with `into`).
  */
 import { Prng } from '../harness/prng.js'
 import { marketTopic } from '../../protocol/constants.js'
