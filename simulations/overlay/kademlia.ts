@@ -9,9 +9,11 @@
  * the 2^prefixLength cells of the key space (cell = the id's first 6 bits) — not the classic
  * buckets by distance to oneself. The model builds each table as the join leaves it once the
  * self-query and the bucket refreshes have run: every cell holds min(k, peers in that cell) peers,
- * chosen uniformly (seeded) where the cell has more. Simplification: kad-dht keeps the longest-lived
- * of a full bucket's candidates (it pings the oldest before it evicts); the model keeps a random
- * k, and tables are built once, so peers that go offline stay in them (their queries time out).
+ * chosen uniformly (seeded by node and cell) where the cell has more. The tables are implicit: a
+ * node's entries in a cell are drawn when asked, the same each time, so the model holds O(N) memory.
+ * Simplification: kad-dht keeps the longest-lived of a full bucket's candidates (it pings the oldest
+ * before it evicts); the model keeps a random k, and the tables never change, so peers that go
+ * offline stay in them (their queries time out).
  *
  * Lookups (kad-dht query/manager.js, query/query-path.js): the k closest peers in the caller's table,
  * split round-robin over `disjointPaths` paths; each path queries its closest unqueried peer, up to
@@ -89,9 +91,13 @@ export class KademliaModel {
   /** Node kad ids, KAD_ID_WORDS big-endian words each. */
   private readonly words: Uint32Array
   private readonly cells: number
-  /** Per node, cells + 1 offsets into `table`. */
-  private readonly cellStart: Int32Array
-  private readonly table: Int32Array
+  /** The nodes grouped by cell (cellOff[c] … cellOff[c + 1]), ascending within a cell. */
+  private readonly cellMembers: Int32Array
+  private readonly cellOff: Int32Array
+  private readonly cellOfNode: Int32Array
+  /** Each node's place in cellMembers. */
+  private readonly cellPos: Int32Array
+  private readonly tableSeed: number
   /** capability key → holder → providers. */
   private readonly records = new Map<string, Map<number, number[]>>()
   private readonly seed: number | string
@@ -100,6 +106,7 @@ export class KademliaModel {
   private readonly tableGen: Int32Array
   private readonly depth: Int32Array
   private readonly closerBuf: Int32Array
+  private readonly cellBuf: Int32Array
   private readonly target = new Uint32Array(KAD_ID_WORDS)
   private gen = 0
 
@@ -117,9 +124,13 @@ export class KademliaModel {
       writeWords(kadIdOfNode(id, options.seed), this.words, i * KAD_ID_WORDS)
     }
     this.cells = 1 << this.params.prefixLength
-    const built = this.buildTables()
-    this.cellStart = built.cellStart
-    this.table = built.table
+    const built = this.groupCells()
+    this.cellMembers = built.members
+    this.cellOff = built.off
+    this.cellOfNode = built.cellOfNode
+    this.cellPos = built.pos
+    this.tableSeed = new Prng(options.seed).fork('kademlia-tables').uint32()
+    this.cellBuf = new Int32Array(this.params.k)
     this.seenGen = new Int32Array(n)
     this.tableGen = new Int32Array(n)
     this.depth = new Int32Array(n)
@@ -149,11 +160,15 @@ export class KademliaModel {
     return out
   }
 
-  /** The peers in node `node`'s routing table. */
+  /** The peers in node `node`'s routing table, cell by cell. */
   tableOf (node: number): Int32Array {
     this.checkNode(node)
-    const base = node * (this.cells + 1)
-    return this.table.subarray(this.cellStart[base] as number, this.cellStart[base + this.cells] as number)
+    const out: number[] = []
+    for (let c = 0; c < this.cells; c++) {
+      const n = this.tableCell(node, c)
+      for (let i = 0; i < n; i++) out.push(this.cellBuf[i] as number)
+    }
+    return Int32Array.from(out)
   }
 
   /** FIND_NODE for a kad id (32 bytes): the k closest peers to it. */
@@ -242,17 +257,15 @@ export class KademliaModel {
   private closestInTable (node: number, count: number, exclude: number): number {
     const buf = this.closerBuf
     const cells = this.cells
-    const base = node * (cells + 1)
     const targetCell = this.params.prefixLength === 0 ? 0 : (this.target[0] as number) >>> (32 - this.params.prefixLength)
     let n = 0
     for (let j = 0; j < cells && n < count; j++) {
       const c = targetCell ^ j
-      const from = this.cellStart[base + c] as number
-      const to = this.cellStart[base + c + 1] as number
-      if (from === to) continue
+      const entries = this.tableCell(node, c)
+      if (entries === 0) continue
       const segment = n
-      for (let i = from; i < to; i++) {
-        const peer = this.table[i] as number
+      for (let i = 0; i < entries; i++) {
+        const peer = this.cellBuf[i] as number
         if (peer === exclude) continue
         // insertion sort of this cell's entries (at most k), keeping only what fits
         let at = n
@@ -267,23 +280,22 @@ export class KademliaModel {
     return n
   }
 
-  private buildTables (): { cellStart: Int32Array, table: Int32Array } {
+  /** The nodes grouped by the cell of their id (a counting sort). */
+  private groupCells (): { members: Int32Array, off: Int32Array, cellOfNode: Int32Array, pos: Int32Array } {
     const n = this.ids.length
     const cells = this.cells
-    const k = this.params.k
     const shift = 32 - this.params.prefixLength
     const cellOfNode = new Int32Array(n)
-    const cellCount = new Int32Array(cells + 1)
+    const off = new Int32Array(cells + 1)
     for (let i = 0; i < n; i++) {
       const c = this.params.prefixLength === 0 ? 0 : (this.words[i * KAD_ID_WORDS] as number) >>> shift
       cellOfNode[i] = c
-      cellCount[c + 1] = (cellCount[c + 1] as number) + 1
+      off[c + 1] = (off[c + 1] as number) + 1
     }
-    const cellOff = new Int32Array(cells + 1)
-    for (let c = 0; c < cells; c++) cellOff[c + 1] = (cellOff[c] as number) + (cellCount[c + 1] as number)
+    for (let c = 0; c < cells; c++) off[c + 1] = (off[c] as number) + (off[c + 1] as number)
+    const fill = off.slice(0, cells)
     const members = new Int32Array(n)
     const pos = new Int32Array(n)
-    const fill = cellOff.slice(0, cells)
     for (let i = 0; i < n; i++) {
       const c = cellOfNode[i] as number
       const at = fill[c] as number
@@ -291,51 +303,43 @@ export class KademliaModel {
       members[at] = i
       pos[i] = at
     }
-    let perNode = 0
-    for (let c = 0; c < cells; c++) perNode += Math.min(k, (cellOff[c + 1] as number) - (cellOff[c] as number))
-    let total = 0
-    for (let i = 0; i < n; i++) {
-      const c = cellOfNode[i] as number
-      total += perNode - (((cellOff[c + 1] as number) - (cellOff[c] as number)) <= k ? 1 : 0)
+    return { members, off, cellOfNode, pos }
+  }
+
+  /**
+   * Node `node`'s table entries in cell `c`, into cellBuf; returns how many. The tables are implicit:
+   * a cell with more than k other nodes is sampled (Floyd's algorithm) from a hash of (seed, node,
+   * cell), so a node's table is the same every time it is asked, in any order, and the model keeps
+   * O(N) memory instead of N × 1,280 entries.
+   */
+  private tableCell (node: number, c: number): number {
+    const k = this.params.k
+    const from = this.cellOff[c] as number
+    const size = (this.cellOff[c + 1] as number) - from
+    const self = this.cellOfNode[node] === c ? (this.cellPos[node] as number) - from : -1
+    const others = self >= 0 ? size - 1 : size
+    const buf = this.cellBuf
+    // index i of the others → the member (skipping oneself)
+    const member = (i: number): number => this.cellMembers[from + (self >= 0 && i >= self ? i + 1 : i)] as number
+    if (others <= k) {
+      for (let i = 0; i < others; i++) buf[i] = member(i)
+      return others
     }
-    const table = new Int32Array(total)
-    const cellStart = new Int32Array(n * (cells + 1))
-    const prng = new Prng(this.seed).fork('kademlia-tables')
-    const swap = (a: number, b: number): void => {
-      const x = members[a] as number
-      const y = members[b] as number
-      members[a] = y
-      members[b] = x
-      pos[y] = a
-      pos[x] = b
-    }
-    let w = 0
-    for (let i = 0; i < n; i++) {
-      const base = i * (cells + 1)
-      for (let c = 0; c < cells; c++) {
-        cellStart[base + c] = w
-        const from = cellOff[c] as number
-        let size = (cellOff[c + 1] as number) - from
-        if (size === 0) continue
-        if (cellOfNode[i] === c) {
-          // leave oneself out: move to the cell's end and sample from the rest
-          swap(pos[i] as number, from + size - 1)
-          size--
-        }
-        const take = Math.min(k, size)
-        if (take === size) {
-          for (let m = 0; m < size; m++) table[w++] = members[from + m] as number
-          continue
-        }
-        // partial Fisher–Yates: the first `take` of the cell become a uniform sample
-        for (let m = 0; m < take; m++) {
-          swap(from + m, from + m + prng.int(0, size - 1 - m))
-          table[w++] = members[from + m] as number
+    let state = mix32(this.tableSeed ^ Math.imul(node + 1, 0x9e3779b1) ^ Math.imul(c + 1, 0x85ebca6b))
+    let n = 0
+    for (let j = others - k; j < others; j++) {
+      state = mix32(state + 0x6d2b79f5)
+      let pick = Math.floor((state / 4294967296) * (j + 1))
+      for (let m = 0; m < n; m++) {
+        if (buf[m] === pick) {
+          pick = j
+          break
         }
       }
-      cellStart[base + cells] = w
+      buf[n++] = pick
     }
-    return { cellStart, table }
+    for (let i = 0; i < n; i++) buf[i] = member(buf[i] as number)
+    return n
   }
 
   private lookup (origin: number, kind: Kind, keyBytes: number, key: string | undefined, options: LookupOptions, local: readonly number[] = []): {
@@ -352,7 +356,10 @@ export class KademliaModel {
     const seen = this.seenGen
     const depth = this.depth
     const inTable = this.tableGen
-    for (const peer of this.tableOf(origin)) inTable[peer] = gen
+    for (let c = 0; c < this.cells; c++) {
+      const entries = this.tableCell(origin, c)
+      for (let i = 0; i < entries; i++) inTable[this.cellBuf[i] as number] = gen
+    }
     seen[origin] = gen
 
     const requestBytes = dhtMessageBytes(p, keyBytes, 0)
@@ -487,4 +494,12 @@ export class KademliaModel {
     result.timeMs = end - start
     return { result, providers: kind === 'GET_PROVIDERS' ? providers.slice(0, k) : providers, firstProviderMs }
   }
+}
+
+/** A 32-bit integer hash (splitmix32's finaliser): the implicit tables' sample stream. */
+function mix32 (x: number): number {
+  let z = x >>> 0
+  z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0
+  z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0
+  return (z ^ (z >>> 16)) >>> 0
 }
