@@ -26,7 +26,7 @@ export interface FleetNode {
   vramMiB: number
   /** ISO 3166 alpha-2 country, for the latency model. */
   country: string
-  /** gpumesh region slug (`eu-west`, `na-east`, …), for placement and gossip topics. */
+  /** gpumesh region slug (`eu-west`, `us-east`, …: network/geo.ts), for placement and gossip topics. */
   region: string
   cpuMilli: number
   memoryMiB: number

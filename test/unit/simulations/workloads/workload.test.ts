@@ -4,7 +4,10 @@
  */
 import assert from 'node:assert/strict'
 import type { FleetNode, OwnerWork, SimJob } from '../../../../simulations/model.js'
-import { DEFAULT_PLACES, PlaceAssigner } from '../../../../simulations/workloads/regions.js'
+import { DEFAULT_PLACES, PlaceAssigner, type Place } from '../../../../simulations/workloads/regions.js'
+import { InvalidFleetDistributionError } from '../../../../simulations/network/geo.js'
+
+const placeAssigner = (places: readonly Place[]): PlaceAssigner => new PlaceAssigner(1, places)
 import { buildWorkload, WorkloadError, type WorkloadErrorCode, type WorkloadParts } from '../../../../simulations/workloads/workload.js'
 
 const HOUR = 3_600_000
@@ -81,14 +84,19 @@ describe('simulations/workloads: node places', () => {
       const p = a.placeOf(`n${i}`)
       counts.set(`${p.country}/${p.region}`, (counts.get(`${p.country}/${p.region}`) ?? 0) + 1)
     }
+    const total = DEFAULT_PLACES.reduce((s, p) => s + p.weight, 0)
     for (const p of DEFAULT_PLACES) {
       const share = (counts.get(`${p.country}/${p.region}`) ?? 0) / n
-      assert.ok(Math.abs(share - p.weight) < 0.01, `${p.country}/${p.region}: ${share} vs ${p.weight}`)
+      assert.ok(Math.abs(share - p.weight / total) < 0.01, `${p.country}/${p.region}: ${share} vs ${p.weight / total}`)
     }
     const own = new PlaceAssigner(1, [{ country: 'FI', region: 'eu-north', weight: 3 }])
-    assert.deepEqual(own.placeOf('x'), { country: 'FI', region: 'eu-north', weight: 3 })
-    assert.throws(() => new PlaceAssigner(1, []), RangeError)
-    assert.throws(() => new PlaceAssigner(1, [{ country: 'FI', region: 'eu-north', weight: 0 }]), RangeError)
-    assert.throws(() => new PlaceAssigner(1, [{ country: 'fin', region: 'eu-north', weight: 1 }]), RangeError)
+    assert.deepEqual(own.placeOf('x'), { country: 'FI', region: 'eu-north' })
+    const refused = (places: Parameters<typeof placeAssigner>[0], code: string): void => {
+      assert.throws(() => placeAssigner(places), (e: unknown) => e instanceof InvalidFleetDistributionError && e.code === code)
+    }
+    refused([], 'EMPTY')
+    refused([{ country: 'FI', region: 'eu-north', weight: 0 }], 'WEIGHT')
+    refused([{ country: 'fin', region: 'eu-north', weight: 1 }], 'COUNTRY')
+    refused([{ country: 'FI', region: 'eu-west', weight: 1 }], 'REGION')
   })
 })
