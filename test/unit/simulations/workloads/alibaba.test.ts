@@ -113,6 +113,20 @@ describe('simulations/workloads: Alibaba 2023 trace', function () {
     assert.ok(dense.summary.jobGpuHours > 6.5 * w.summary.jobGpuHours)
   })
 
+  it('runs on a bigger fleet shaped like the trace\'s, owners\' work packed onto it', () => {
+    const a = alibabaWorkload(texts, { seed: 4, fleetSize: 5000 })
+    assert.deepEqual(alibabaWorkload(texts, { seed: 4, fleetSize: 5000 }).workload.fleet, a.workload.fleet)
+    assert.equal(a.summary.nodes, 5000)
+    assert.equal(a.workload.fleet[0]?.id, 'n000000')
+    const share = (a.summary.gpusByModel['nvidia-a100-sxm4-40gb'] ?? 0) / a.summary.gpus
+    assert.ok(Math.abs(share - 4392 / 6212) < 0.03, `G2 share of GPUs ${share}`)
+    const trace = alibabaWorkload(texts, { seed: 4 })
+    assert.equal(a.summary.ownerWork, trace.summary.ownerWork, 'the same owners\' work, on more nodes')
+    assert.equal(a.summary.dropped['owner-unplaced'], 0)
+    assert.ok(a.workload.ownerWork.every((w) => w.node.startsWith('n')))
+    assert.equal(alibabaWorkload(texts, { seed: 4, fleetSize: 1 }).summary.nodes, 1)
+  })
+
   it('refuses an unknown model or QoS with the line and column', () => {
     const badNode = 'sn,cpu_milli,memory_mib,gpu,model\nn1,1,1,2,T4\nn2,1,1,2,X9\n'
     assert.throws(() => parseAlibabaNodes(badNode, { seed: 1 }), (e: unknown) => e instanceof CsvValueError && e.code === 'BAD_VALUE' && e.line === 3 && e.column === 'model')

@@ -94,5 +94,6 @@ describe('simulations/workloads: generic job CSV', () => {
     bad('t,d,g,q\n0,1,1,XX\n', 'BAD_VALUE', 2, 'q', { mapping: { submitAt: 't', durationMs: 'd', gpus: 'g', tier: { column: 'q', values: { LS: 'gold' } } } })
     bad('t,d,g\n0,1,1\n', 'MISSING_COLUMN', 0, 'q', { mapping: { submitAt: 't', durationMs: 'd', gpus: 'g', tier: 'q' } })
     assert.throws(() => parseJobCsv('t\n', { mapping: { submitAt: { column: 't', unit: 'days' as never } } }), RangeError)
+    assert.throws(() => parseJobCsv('t\n', { mapping: { submit: 't' } as never }), /unknown field "submit"/)
   })
 })
