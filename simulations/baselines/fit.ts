@@ -54,28 +54,43 @@ export function capOf (job: SimJob, fallback?: (job: SimJob) => number | undefin
   return job.maxPrice ?? fallback?.(job) ?? Number.POSITIVE_INFINITY
 }
 
+/** Nodes of one GPU model, VRAM and region, cheapest ask first (then by id). */
+export interface FleetGroup { model: string, vramMiB: number, region: string, nodes: FleetNode[] }
+
 /**
  * The fleet indexed for fitting: nodes grouped by (model, VRAM, region), each group sorted by ask then
- * id. A job checks a group's hardware and region once, so the cost per job is the number of groups plus
- * the nodes of the groups that fit — not the fleet's size.
+ * id. A job checks a group's hardware and region once, so it looks at the groups (a few dozen) and
+ * within the fitting ones only at what it needs — not at the fleet.
  */
 export class FleetIndex {
-  private readonly groups: Array<{ model: string, vramMiB: number, region: string, nodes: FleetNode[] }> = []
+  private readonly all: FleetGroup[] = []
   private readonly fitsCache = new Map<string, FleetNode[]>()
+  private readonly groupCache = new Map<string, FleetGroup[]>()
 
   constructor (fleet: readonly FleetNode[], private readonly floorOf: FloorOf) {
-    const byKey = new Map<string, { model: string, vramMiB: number, region: string, nodes: FleetNode[] }>()
+    const byKey = new Map<string, FleetGroup>()
     for (const node of fleet) {
       const key = `${node.model}\u0000${node.vramMiB}\u0000${node.region}`
       let group = byKey.get(key)
       if (group === undefined) {
         group = { model: node.model, vramMiB: node.vramMiB, region: node.region, nodes: [] }
         byKey.set(key, group)
-        this.groups.push(group)
+        this.all.push(group)
       }
       group.nodes.push(node)
     }
-    for (const g of this.groups) g.nodes.sort((a, b) => byAsk(a, b, floorOf))
+    for (const g of this.all) g.nodes.sort((a, b) => byAsk(a, b, floorOf))
+  }
+
+  /** The groups whose hardware and region fit the job (in fleet order; cached by the job's terms). */
+  groups (job: SimJob): readonly FleetGroup[] {
+    const key = `${job.models.join(',')}\u0000${job.minVramGB}\u0000${job.residency === 'strict' ? job.region ?? '' : ''}`
+    let groups = this.groupCache.get(key)
+    if (groups === undefined) {
+      groups = this.all.filter((g) => gpuFits(job, g.model, g.vramMiB) && regionFits(job, g.region))
+      this.groupCache.set(key, groups)
+    }
+    return groups
   }
 
   /**
@@ -87,17 +102,15 @@ export class FleetIndex {
     const cached = this.fitsCache.get(key)
     if (cached !== undefined) return cached
     const fitting: FleetNode[] = []
-    for (const g of this.groups) {
-      if (!gpuFits(job, g.model, g.vramMiB) || !regionFits(job, g.region)) continue
-      for (const n of g.nodes) if (n.gpus >= job.gpus) fitting.push(n)
-    }
+    for (const g of this.groups(job)) for (const n of g.nodes) if (n.gpus >= job.gpus) fitting.push(n)
     fitting.sort((a, b) => byAsk(a, b, this.floorOf))
     this.fitsCache.set(key, fitting)
     return fitting
   }
 }
 
-function byAsk (a: FleetNode, b: FleetNode, floorOf: FloorOf): number {
+/** Cheapest ask first, then by node id. */
+export function byAsk (a: FleetNode, b: FleetNode, floorOf: FloorOf): number {
   const d = floorOf(a) - floorOf(b)
   if (d !== 0) return d
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0

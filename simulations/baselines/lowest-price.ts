@@ -4,14 +4,21 @@
  * is free now (ties by node id), no waiting. With `failures.noShows` the cheap no-shows keep winning and
  * vanishing (spot-market.ts has the failure model), which is what a reliability-weighted award avoids.
  */
-import type { StrategyRun, Workload } from '../model.js'
+import type { FleetNode, StrategyRun, Workload } from '../model.js'
+import { byAsk } from './fit.js'
 import { spotMarket, type SpotMarketOptions } from './spot-market.js'
 
 export const LOWEST_PRICE = 'lowest-price'
 
 export function lowestPrice (workload: Workload, options: SpotMarketOptions): StrategyRun {
-  return spotMarket(LOWEST_PRICE, workload, options, (_job, candidates, usable) => {
-    for (const node of candidates) if (usable(node)) return node
-    return undefined
+  return spotMarket(LOWEST_PRICE, workload, options, (_job, _candidates, usable, scanFree) => {
+    let chosen: FleetNode | undefined
+    scanFree((node) => {
+      if (chosen !== undefined && byAsk(node, chosen, options.floorOf) > 0) return false
+      if (!usable(node)) return true
+      chosen = node // the group's cheapest usable node, and cheaper than any other group's so far
+      return false
+    })
+    return chosen
   })
 }

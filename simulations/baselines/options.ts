@@ -3,7 +3,7 @@
  */
 import type { FleetNode, SimJob, Tier, Workload } from '../model.js'
 import type { FloorOf, ListPrice } from './fit.js'
-import { BaselineOptionError, ListCatalogue, startDelays, type Accounting } from './outcome.js'
+import { BaselineInputError, BaselineOptionError, ListCatalogue, startDelays, type Accounting } from './outcome.js'
 
 export interface BaselineOptions {
   /** List price per GPU model slug, micros per GPU-hour (the old way's price, and every strategy's `listCost`). */
@@ -24,6 +24,10 @@ export interface FleetBaselineOptions extends BaselineOptions {
 
 export function accounting (workload: Workload, options: BaselineOptions): Accounting {
   if (!(workload.horizonMs > 0)) throw new BaselineOptionError(`the workload's horizon must be > 0 ms, got ${workload.horizonMs}`)
+  for (const job of workload.jobs) {
+    if (!(job.durationMs >= 1)) throw new BaselineInputError(job.id, `duration must be ≥ 1 ms, got ${job.durationMs}`)
+    if (!Number.isInteger(job.gpus) || job.gpus < 1) throw new BaselineInputError(job.id, `GPUs must be a whole number ≥ 1, got ${job.gpus}`)
+  }
   const models: ReadonlyArray<{ model: string, vramMiB: number }> = options.cloudModels ?? workload.fleet.map((n: FleetNode) => ({ model: n.model, vramMiB: n.vramMiB }))
   return { horizonMs: workload.horizonMs, delays: startDelays(options.maxStartDelayMs), catalogue: new ListCatalogue(models, options.listPrice) }
 }

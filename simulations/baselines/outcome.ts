@@ -24,6 +24,15 @@ export class BaselineOptionError extends Error {
   }
 }
 
+/** A workload a baseline cannot run: a job with a duration under 1 ms or a GPU count that is not a whole number ≥ 1. */
+export class BaselineInputError extends Error {
+  readonly code = 'BASELINE_INPUT'
+  constructor (readonly job: string, message: string) {
+    super(`job ${job}: ${message}`)
+    this.name = 'BaselineInputError'
+  }
+}
+
 /** The tiers' start delays, the defaults overridden by `given`; each must be a whole number of ms ≥ 0. */
 export function startDelays (given?: Partial<Record<Tier, number>>): Record<Tier, number> {
   const delays = { ...DEFAULT_MAX_START_DELAY_MS, ...given }

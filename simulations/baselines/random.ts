@@ -18,7 +18,8 @@ export interface RandomOptions extends SpotMarketOptions {
 
 export function randomAssignment (workload: Workload, options: RandomOptions): StrategyRun {
   const prng = new Prng(options.seed).fork(RANDOM)
-  return spotMarket(RANDOM, workload, options, (_job, candidates, usable) => {
+  return spotMarket(RANDOM, workload, options, (_job, all, usable) => {
+    const candidates = all()
     const swapped = new Map<number, number>()
     const at = (i: number): number => swapped.get(i) ?? i
     for (let left = candidates.length; left > 0; left--) {

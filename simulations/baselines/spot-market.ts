@@ -17,7 +17,7 @@ import type { JobOutcome, FleetNode, SimJob, StrategyRun, Workload } from '../mo
 import { FleetIndex, capOf, tierRank } from './fit.js'
 import { accounting, type FleetBaselineOptions } from './options.js'
 import { BaselineOptionError, inWorkloadOrder, nodeOutcomes, notRun, ownerCapacity, placed, servingOrder } from './outcome.js'
-import type { FleetCapacity } from '../capacity.js'
+import { CandidateScan, FreeHints, probeFor } from './free-hints.js'
 
 export interface FailureModel {
   /** Node ids that win awards and never run them. */
@@ -35,8 +35,15 @@ export interface SpotMarketOptions extends FleetBaselineOptions {
 /** Whether `node` can take the job now: ask within the cap, not tried before, GPUs free over [now, now + duration). */
 export type Usable = (node: FleetNode) => boolean
 
-/** Picks one node of `candidates` (cheapest ask first) that is `usable`, or undefined. */
-export type Choose = (job: SimJob, candidates: readonly FleetNode[], usable: Usable) => FleetNode | undefined
+/**
+ * Visits, group by group (fit.ts) and cheapest ask first within each, the nodes that may have the job's
+ * GPUs free now (a superset of the usable ones: full nodes skipped without a look); the visitor returns
+ * false to leave the current group.
+ */
+export type ScanFree = (visit: (node: FleetNode) => boolean) => void
+
+/** Picks one usable node, from `candidates()` (all fitting nodes, cheapest first) or through `scanFree`, or undefined. */
+export type Choose = (job: SimJob, candidates: () => readonly FleetNode[], usable: Usable, scanFree: ScanFree) => FleetNode | undefined
 
 interface Attempt { job: SimJob, at: number, tried: Set<string>, lastNode?: string, lastAward?: number }
 
@@ -49,6 +56,8 @@ export function spotMarket (strategy: string, workload: Workload, options: SpotM
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw new BaselineOptionError(`failures.maxAttempts must be a whole number ≥ 1, got ${maxAttempts}`)
   const capacity = ownerCapacity(workload)
   const index = new FleetIndex(workload.fleet, options.floorOf)
+  const hints = new FreeHints(capacity)
+  const scan = new CandidateScan(hints)
   const outcomes = new Map<string, JobOutcome>()
   const arrivals = servingOrder(workload.jobs)
   // re-auctions come one lease after an event handled in time order, so they are in time order too
@@ -67,9 +76,12 @@ export function spotMarket (strategy: string, workload: Workload, options: SpotM
       a++
     }
     const { job, at, tried } = attempt
-    const usable = usableNow(job, at, tried, capOf(job, options.capOf), options, capacity)
+    const usable = usableNow(job, at, tried, capOf(job, options.capOf), options, hints)
     const inTime = at < acc.horizonMs && at <= job.submitAt + acc.delays[job.tier]
-    const node = inTime ? choose(job, index.candidates(job), usable) : undefined
+    const scanFree: ScanFree = (visit) => {
+      for (const group of index.groups(job)) scan.scan(group.nodes, job.gpus, probeFor(job.durationMs), at, () => at, (n) => visit(n))
+    }
+    const node = inTime ? choose(job, () => index.candidates(job), usable, scanFree) : undefined
     if (node === undefined) {
       outcomes.set(job.id, notRun(acc, job, Math.min(at, acc.horizonMs), tried.size, attempt.lastNode, attempt.lastAward))
       continue
@@ -92,6 +104,8 @@ function before (retry: Attempt, arrival: SimJob): boolean {
   return tierRank(retry.job.tier) <= tierRank(arrival.tier)
 }
 
-function usableNow (job: SimJob, now: number, tried: Set<string>, cap: number, options: SpotMarketOptions, capacity: FleetCapacity): Usable {
-  return (node) => options.floorOf(node) <= cap && !tried.has(node.id) && capacity.timeline(node.id).free(now, now + job.durationMs) >= job.gpus
+function usableNow (job: SimJob, now: number, tried: Set<string>, cap: number, options: SpotMarketOptions, hints: FreeHints): Usable {
+  return (node) => options.floorOf(node) <= cap && !tried.has(node.id) &&
+    hints.firstFree(node, job.gpus, now, now, probeFor(job.durationMs)) !== undefined &&
+    hints.timeline(node).free(now, now + job.durationMs) >= job.gpus
 }
