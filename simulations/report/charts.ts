@@ -82,7 +82,7 @@ export function costByTierChart (report: Report): VegaLiteSpec {
     ...base('Renter cost per GPU-hour by strategy and tier', values),
     mark: 'bar',
     encoding: {
-      x: { field: 'strategy', type: 'nominal', title: 'strategy', sort: null },
+      x: { field: 'strategy', type: 'nominal', title: 'strategy', sort: null, axis: { labelAngle: 0 } },
       xOffset: { field: 'tier', type: 'nominal', sort: [...TIERS] },
       y: { field: 'credits', type: 'quantitative', title: 'credits per GPU-hour' },
       color: { field: 'tier', type: 'nominal', title: 'tier', sort: [...TIERS] }
@@ -97,6 +97,7 @@ export function waitCdfChart (runs: readonly StrategyRun[]): VegaLiteSpec {
       const jobs = run.jobs.filter((j) => j.tier === tier)
       const sorted = waits(jobs).sort((a, b) => a - b)
       if (sorted.length === 0) continue
+      values.push({ strategy: run.strategy, tier, minutes: 0, share: 0 }) // every curve starts at none started
       const seen = new Set<number>()
       for (let q = 0; q < CDF_POINTS; q++) {
         const rank = Math.max(1, Math.ceil((q / (CDF_POINTS - 1)) * sorted.length))
@@ -117,7 +118,7 @@ export function waitCdfChart (runs: readonly StrategyRun[]): VegaLiteSpec {
     spec: {
       width: 220,
       height: 220,
-      mark: { type: 'line', interpolate: 'step-after' },
+      mark: { type: 'line', interpolate: 'step-after', point: true },
       encoding: {
         x: { field: 'minutes', type: 'quantitative', title: 'wait, minutes' },
         y: { field: 'share', type: 'quantitative', title: 'jobs started', axis: { format: '%' }, scale: { domain: [0, 1] } },
@@ -149,7 +150,7 @@ export function revenueChart (report: Report): VegaLiteSpec {
     ...base('Owners\' revenue per idle GPU-hour', values),
     mark: 'bar',
     encoding: {
-      x: { field: 'strategy', type: 'nominal', title: 'strategy', sort: null },
+      x: { field: 'strategy', type: 'nominal', title: 'strategy', sort: null, axis: { labelAngle: 0 } },
       xOffset: { field: 'per', type: 'nominal', sort: ['GPU-hour sold', 'GPU-hour offered'] },
       y: { field: 'credits', type: 'quantitative', title: 'credits' },
       color: { field: 'per', type: 'nominal', title: 'per', sort: ['GPU-hour sold', 'GPU-hour offered'] }

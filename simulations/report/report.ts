@@ -135,7 +135,7 @@ export function judgeClaims (metrics: readonly StrategyMetrics[], subjectName?: 
   else {
     const ok = dearer.every((c) => bronze < c)
     add('bronze-saves', 'preemptible (bronze) work costs less', ok ? 'supported' : 'not supported',
-      `bronze paid ${credits(bronze)} credits per GPU-hour, gold ${credits(s.byTier.gold.costPerGpuHour)}, silver ${credits(s.byTier.silver.costPerGpuHour)}${ok ? '' : ': the price follows the node chosen, not the tier'}${note}`)
+      `bronze paid ${credits(bronze)} credits per GPU-hour, gold ${credits(s.byTier.gold.costPerGpuHour)}, silver ${credits(s.byTier.silver.costPerGpuHour)}${ok ? '' : ': the price follows the node chosen, not the tier'}${subjectId === 'gpumesh' ? '' : `; ${subjectId} charges a node's floor whatever the tier, so any difference comes from where the jobs were placed`}${note}`)
   }
   // approaches the central bound
   if (central === undefined || subjectId === 'central') add('central-bound', 'the market approaches the central matcher', 'not measured', subjectId === 'central' ? 'the subject is the central matcher itself; no gpumesh run in this report' : 'no central run to compare with')
