@@ -24,7 +24,10 @@ export interface FleetBaselineOptions extends BaselineOptions {
 
 export function accounting (workload: Workload, options: BaselineOptions): Accounting {
   if (!(workload.horizonMs > 0)) throw new BaselineOptionError(`the workload's horizon must be > 0 ms, got ${workload.horizonMs}`)
+  const ids = new Set<string>()
   for (const job of workload.jobs) {
+    if (ids.has(job.id)) throw new BaselineInputError(job.id, 'the id appears twice in the workload')
+    ids.add(job.id)
     if (!(job.durationMs >= 1)) throw new BaselineInputError(job.id, `duration must be ≥ 1 ms, got ${job.durationMs}`)
     if (!Number.isInteger(job.gpus) || job.gpus < 1) throw new BaselineInputError(job.id, `GPUs must be a whole number ≥ 1, got ${job.gpus}`)
   }

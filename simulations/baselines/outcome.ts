@@ -24,7 +24,7 @@ export class BaselineOptionError extends Error {
   }
 }
 
-/** A workload a baseline cannot run: a job with a duration under 1 ms or a GPU count that is not a whole number ≥ 1. */
+/** A workload a baseline cannot run: a job id twice, a duration under 1 ms, or a GPU count that is not a whole number ≥ 1. */
 export class BaselineInputError extends Error {
   readonly code = 'BASELINE_INPUT'
   constructor (readonly job: string, message: string) {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import { central } from '../../../../simulations/baselines/central.js'
 import { lowestPrice } from '../../../../simulations/baselines/lowest-price.js'
 import { oldWay } from '../../../../simulations/baselines/old-way.js'
-import { BaselineOptionError } from '../../../../simulations/baselines/outcome.js'
+import { BaselineInputError, BaselineOptionError } from '../../../../simulations/baselines/outcome.js'
 import type { JobOutcome, StrategyRun } from '../../../../simulations/model.js'
 import { A100, CREDIT, HOUR, MIN, T4, floors, handCase, handFloors, job, listPrice, node, workload } from './fixtures.js'
 
@@ -48,6 +48,18 @@ describe('simulations/baselines: the old way', () => {
     assert.equal(j.late?.gpuHours, 1, 'one of its two hours lies inside the horizon')
     assert.equal(j.late?.paid, 1.5 * CREDIT)
     assert.equal(j.late?.endedAt, 24 * HOUR)
+  })
+
+  it('refuses a job id twice, a job under 1 ms and a fractional GPU count with a typed error', () => {
+    const fleet = [node('A', T4, 1, 'eu-west')]
+    const refused = (jobs: ReturnType<typeof job>[]): void => {
+      assert.throws(() => oldWay(workload(fleet, jobs), { listPrice }), (e: unknown) => e instanceof BaselineInputError && e.code === 'BASELINE_INPUT')
+    }
+    refused([job('a', 0, HOUR), job('a', 1, HOUR)])
+    refused([job('a', 0, 0.5)])
+    refused([job('a', 0, HOUR, { gpus: 1.5 })])
+    refused([job('a', 0, HOUR, { gpus: 0 })])
+    assert.equal(oldWay(workload(fleet, [job('a', 0, 1)]), { listPrice }).jobs[0]?.status, 'completed', 'exactly 1 ms is a job')
   })
 
   it('refuses a negative list price and a horizon of 0 with a typed error', () => {
@@ -136,6 +148,7 @@ describe('simulations/baselines: lowest-price-only auction', () => {
     assert.equal(once.a?.gpuHours, 0)
     assert.equal(once.a?.endedAt, 30_000)
     assert.throws(() => lowestPrice(w, { ...opts, failures: { maxAttempts: 0 } }), BaselineOptionError)
+    assert.throws(() => lowestPrice(w, { ...opts, failures: { leaseMs: 0 } }), BaselineOptionError)
   })
 
   it('fails a job whose every fitting node no-shows, after as many awards', () => {
