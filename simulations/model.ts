@@ -116,6 +116,8 @@ export interface JobOutcome {
   attempts: number
   /** True when the tier's promise was broken: gold/silver not started within its max start delay, or not completed. */
   slaMiss: boolean
+  /** Bids received for this job over every attempt; absent where a strategy has no bids (the baselines). */
+  bids?: number
   /** Protocol messages sent for this job (0 where a strategy has no protocol) and their bytes. */
   messages: number
   bytes: number

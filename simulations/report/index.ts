@@ -1,0 +1,3 @@
+export * from './metrics.js'
+export * from './report.js'
+export * from './charts.js'
