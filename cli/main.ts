@@ -21,6 +21,10 @@ import { JobCommandError, addJobSpecFlags, jobCancelCommand, jobListCommand, job
 import { ledgerCommand } from './ledger-command.js'
 import { repairCommand } from './repair-command.js'
 import { runDaemon } from './run-daemon.js'
+import { scenarioHelp, simCommand } from './sim-command.js'
+import { ChartFontError, ChartSpecError } from './sim-charts.js'
+import { CsvError, CsvValueError } from '../simulations/workloads/csv.js'
+import { WorkloadError } from '../simulations/workloads/workload.js'
 import { packageVersion } from './version.js'
 
 const DATA_DIR = ['-d, --data-dir <dir>', 'data directory (env GPUMESH_DATA_DIR, default ~/.gpumesh)'] as const
@@ -119,10 +123,23 @@ export function buildProgram (): Command {
     .option('--duration <seconds>', 'stop by itself after this long (default: run until Ctrl+C)')
     .action(async (_opts, command: Command) => { await demoCommand(command) })
 
+  program.command('sim')
+    .description('run a simulator scenario: the market agents\' own decisions on a real cluster trace, against the old way, a central matcher, lowest-price-only and random')
+    .option('--scenario <name>', 'the experiment (see below)', 'market')
+    .option('--nodes <n>', 'fleet size (default: the scenario\'s)')
+    .option('--jobs <m>', 'renter jobs (default: the scenario\'s)')
+    .option('--seed <s>', 'seed: the same seed, data and size give the same report.json', '1')
+    .option('--trace <file>', 'a job CSV (simulations/workloads/README.md) in place of the trace\'s renter jobs')
+    .option('--out <dir>', 'where the report goes (default sim-out/<scenario>)')
+    .option('--font <file>', 'the font for the PNG charts\' text (default: DejaVu Sans where Debian puts it)')
+    .option('--json', 'print the summary as JSON')
+    .addHelpText('after', `\nScenarios:\n${scenarioHelp()}`)
+    .action(async (_opts, command: Command) => { await simCommand(command) })
+
   return program
 }
 
-const KNOWN_ERRORS = [KeyFileError, MessageRejectedError, ConfigError, StorageError, DataDirError, DaemonError, DaemonUnavailableError, ApiRequestError, CommunityPeersError, UsageError, JobSpecError, JobCommandError, NoMarketError, NotConnectedError]
+const KNOWN_ERRORS = [ChartFontError, ChartSpecError, CsvError, CsvValueError, WorkloadError, KeyFileError, MessageRejectedError, ConfigError, StorageError, DataDirError, DaemonError, DaemonUnavailableError, ApiRequestError, CommunityPeersError, UsageError, JobSpecError, JobCommandError, NoMarketError, NotConnectedError]
 
 /**
  * `gpumesh help job submit`: commander's own help command looks at one name only (it would print

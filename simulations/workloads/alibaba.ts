@@ -56,7 +56,9 @@ export interface AlibabaOptions {
   scaleDurations?: boolean
   /**
    * Run on this many nodes instead of the trace's 1,213: node shapes drawn with replacement from the trace's
-   * (synthetic.ts `resampleFleet`, fresh ids `n000000…` and places); the owners' work is packed onto them.
+   * (synthetic.ts `resampleFleet`, fresh ids `n000000…` and places); the owners' work is scaled with it (each
+   * owned pod placed ⌊r⌋ or ⌈r⌉ times, r = fleetSize / 1,213, seeded) and packed onto them, so the owners'
+   * load per node stays the trace's.
    */
   fleetSize?: number
   /** Workload name for the report. */
@@ -195,19 +197,28 @@ export function alibabaWorkload (texts: { nodes: string, pods: string }, opts: A
       owned.push(pod)
     }
   }
-  const ownerWork = packOwnerWork(fleet, owned.map((p) => {
+  // a resized fleet keeps the owners' load per node: each owned pod is placed ⌊r⌋ or ⌈r⌉ times, r = fleet / trace fleet
+  const copies = ownerCopies(owned.length, fleet.length / traceFleet.length, new Prng(opts.seed).fork('alibaba:owner-copies'))
+  const ownerWork = packOwnerWork(fleet, owned.flatMap((p, i) => {
     const start = toMs(Math.max(p.scheduled, startS))
-    return {
+    const piece = {
       start,
       end: Math.min(horizonMs, start + Math.max(1, Math.round((Math.min(p.deletion, endS) - Math.max(p.scheduled, startS)) * 1000 / durationScale))),
       gpus: p.gpus,
-      models: p.models,
-      source: `alibaba:${p.name}`
+      models: p.models
     }
+    return Array.from({ length: copies[i] as number }, (_, k) => ({ ...piece, source: k === 0 ? `alibaba:${p.name}` : `alibaba:${p.name}#${k}` }))
   }))
   dropped['owner-unplaced'] = ownerWork.unplaced
   const name = opts.name ?? `alibaba-2023 openb, ${fleet.length} nodes, ${jobs.length} jobs`
   return buildWorkload({ name, fleet, ownerWork: ownerWork.placed, jobs, horizonMs, dropped, censored })
+}
+
+/** How many times each of `n` owned pods is placed for a fleet `ratio` times the trace's: ⌊ratio⌋, plus one with chance ratio − ⌊ratio⌋. */
+function ownerCopies (n: number, ratio: number, prng: Prng): number[] {
+  const base = Math.floor(ratio)
+  const extra = ratio - base
+  return Array.from({ length: n }, () => base + (extra > 0 && prng.chance(extra) ? 1 : 0))
 }
 
 /** Owner work before it has a node: whole GPUs over [start, end), on a node of one of `models` ([] = any). */

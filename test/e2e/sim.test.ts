@@ -1,0 +1,76 @@
+/**
+ * `gpumesh sim` through the CLI (a separate process, as a researcher runs it): a small `market` run
+ * writes every report file, its PNG charts open (a valid PNG header and size), the same seed gives
+ * byte-identical report.json and another seed a different one, and bad input is a clear usage error.
+ */
+import assert from 'node:assert/strict'
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { runCli } from '../helpers/cli.js'
+
+const SMALL = ['sim', '--scenario', 'market', '--nodes', '40', '--jobs', '30']
+
+/** Width and height from a PNG's IHDR, or a failed assertion when the bytes are no PNG. */
+function pngSize (bytes: Buffer): { width: number, height: number } {
+  assert.deepEqual([...bytes.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'PNG signature')
+  assert.equal(bytes.subarray(12, 16).toString('latin1'), 'IHDR')
+  return { width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) }
+}
+
+describe('gpumesh sim (separate processes)', function () {
+  this.timeout(240_000)
+  let root: string
+  before(async () => { root = await mkdtemp(join(tmpdir(), 'gpumesh-sim-')) })
+  after(async () => { await rm(root, { recursive: true, force: true }) })
+
+  it('writes report.json, report.md, run.json and every chart as SVG and PNG; the same seed gives the same report.json', async () => {
+    const a = await runCli([...SMALL, '--seed', '3', '--out', join(root, 'a')], { timeoutMs: 200_000 })
+    assert.equal(a.code, 0, a.stderr)
+    assert.match(a.stdout, /gpumesh/)
+    assert.match(a.stdout, /old-way/)
+    assert.match(a.stderr, /gpumesh: 100 %/, 'plain progress lines when stderr is no TTY')
+    const files = await readdir(join(root, 'a'))
+    for (const f of ['report.json', 'report.md', 'run.json', 'charts']) assert.ok(files.includes(f), `${f} in ${files.join(', ')}`)
+    const charts = await readdir(join(root, 'a', 'charts'))
+    const pngs = charts.filter((f) => f.endsWith('.png'))
+    assert.ok(pngs.length >= 4, charts.join(', '))
+    for (const png of pngs) {
+      const { width, height } = pngSize(await readFile(join(root, 'a', 'charts', png)))
+      assert.ok(width > 100 && height > 100, `${png}: ${width}×${height}`)
+      assert.ok(charts.includes(png.replace(/\.png$/, '.svg')))
+    }
+    const report = JSON.parse(await readFile(join(root, 'a', 'report.json'), 'utf8')) as { run: { seed: number, nodes: number, jobs: number }, strategies: Array<{ strategy: string }> }
+    assert.deepEqual(report.run, { scenario: 'market', seed: 3, nodes: 40, jobs: 30 })
+    assert.deepEqual(report.strategies.map((s) => s.strategy), ['gpumesh', 'old-way', 'central', 'lowest-price', 'random'])
+    const run = JSON.parse(await readFile(join(root, 'a', 'run.json'), 'utf8')) as { wallMs: number, peakRssBytes: number }
+    assert.ok(run.wallMs > 0 && run.peakRssBytes > 10_000_000)
+
+    const again = await runCli([...SMALL, '--seed', '3', '--out', join(root, 'b'), '--json'], { timeoutMs: 200_000 })
+    assert.equal(again.code, 0, again.stderr)
+    assert.equal(await readFile(join(root, 'b', 'report.json'), 'utf8'), await readFile(join(root, 'a', 'report.json'), 'utf8'))
+    const summary = JSON.parse(again.stdout) as { strategies: unknown[], files: string[] }
+    assert.equal(summary.strategies.length, 5)
+    const other = await runCli([...SMALL, '--seed', '4', '--out', join(root, 'c')], { timeoutMs: 200_000 })
+    assert.equal(other.code, 0, other.stderr)
+    assert.notEqual(await readFile(join(root, 'c', 'report.json'), 'utf8'), await readFile(join(root, 'a', 'report.json'), 'utf8'))
+  })
+
+  it('refuses an unknown scenario, a bad size and a missing or malformed trace with one clear line', async () => {
+    const unknown = await runCli(['sim', '--scenario', 'nope'])
+    assert.equal(unknown.code, 2)
+    assert.match(unknown.stderr, /unknown scenario "nope" \(known: market/)
+    const size = await runCli(['sim', '--nodes', '0'])
+    assert.equal(size.code, 2)
+    assert.match(size.stderr, /--nodes must be a whole number ≥ 1, got "0"/)
+    const missing = await runCli(['sim', '--trace', join(root, 'none.csv')])
+    assert.equal(missing.code, 2)
+    assert.match(missing.stderr, /--trace .*none\.csv: no such file/)
+    const bad = join(root, 'bad.csv')
+    await writeFile(bad, 'submit_s,duration_s,gpus\n0,60,1\n5,-1,1\n')
+    const malformed = await runCli([...SMALL, '--trace', bad, '--out', join(root, 'd')])
+    assert.equal(malformed.code, 1)
+    assert.match(malformed.stderr, /line 3/)
+    assert.doesNotMatch(malformed.stderr, /at .*\.js:\d+/, 'no stack trace')
+  })
+})
