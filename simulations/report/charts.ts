@@ -118,7 +118,7 @@ export function waitCdfChart (runs: readonly StrategyRun[]): VegaLiteSpec {
     spec: {
       width: 220,
       height: 220,
-      mark: { type: 'line', interpolate: 'step-after', point: true },
+      mark: { type: 'line', interpolate: 'step-after', point: { filled: true, size: 8 } },
       encoding: {
         x: { field: 'minutes', type: 'quantitative', title: 'wait, minutes' },
         y: { field: 'share', type: 'quantitative', title: 'jobs started', axis: { format: '%' }, scale: { domain: [0, 1] } },

@@ -59,4 +59,25 @@ describe('simulations/report: report.json and report.md', () => {
     assert.match(md, /\| central \| 1\.750 \|/)
     for (const c of claims) assert.ok(md.includes(c.detail), `the markdown states ${c.id}`)
   })
+
+  it('judges the claims on a gpumesh run when there is one, against the central bound', () => {
+    const w = handCase()
+    const opts = { listPrice, floorOf: handFloors }
+    const market = { ...lowestPrice(w, opts), strategy: 'gpumesh' }
+    const m = metrics(w, [oldWay(w, opts), central(w, opts), market], { listPrice })
+    const claims = buildReport(w, m).claims
+    const byId = Object.fromEntries(claims.map((c) => [c.id, c]))
+    for (const c of claims) {
+      assert.equal(c.subject, 'gpumesh')
+      assert.doesNotMatch(c.detail, /judged on/)
+    }
+    // lowest-price on the hand case: same GPU-hours as central (4), but 9 credits against central's 7
+    assert.equal(byId['central-bound']?.verdict, 'not supported')
+    assert.match(byId['central-bound']?.detail ?? '', /sold 100\.0 % of what the central matcher sold and charged 128\.6 % of its price/)
+    assert.equal(byId['renter-cost']?.verdict, 'not supported', 'it paid 105.9 % of list price')
+    assert.equal(byId['bronze-saves']?.verdict, 'not supported', 'bronze paid 2 credits, as silver did')
+    assert.match(byId['bronze-saves']?.detail ?? '', /the price follows the node chosen, not the tier/)
+    const none = buildReport(w, m, { subject: 'nobody' }).claims
+    assert.deepEqual(none.map((c) => c.verdict), ['not measured'])
+  })
 })
