@@ -12,6 +12,16 @@ import type { Tier } from '../protocol/market/types.js'
 
 export type { Tier }
 
+/**
+ * How long each tier may wait for a start, ms, where the workload gives no per-job value — the renter's `maxStartDelaySec` in the gpumesh market (market/job-spec.ts) and each baseline's wait limit: gold 5 min
+ * (the CLI's default `--max-start-delay`), silver 30 min, bronze 6 h (preemptible work is patient).
+ */
+export const DEFAULT_MAX_START_DELAY_MS: Readonly<Record<Tier, number>> = {
+  gold: 5 * 60_000,
+  silver: 30 * 60_000,
+  bronze: 6 * 3_600_000
+}
+
 /** A GPU box in the fleet: an owner who sells the windows its own work leaves free. */
 export interface FleetNode {
   /** Stable id (the trace's node name, or `n000042`). */

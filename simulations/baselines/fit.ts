@@ -16,15 +16,8 @@ export type FloorOf = (node: FleetNode) => number
 /** The list (on-demand cloud) price of a GPU model, micros per GPU-hour; undefined when the table has none. */
 export type ListPrice = (modelSlug: string) => number | undefined
 
-/**
- * How long each tier may wait for a start, ms, where the workload gives no per-job value: gold 5 min
- * (the CLI's default `--max-start-delay`), silver 30 min, bronze 6 h (preemptible work is patient).
- */
-export const DEFAULT_MAX_START_DELAY_MS: Readonly<Record<Tier, number>> = {
-  gold: 5 * 60_000,
-  silver: 30 * 60_000,
-  bronze: 6 * 3_600_000
-}
+/** The tiers' start delays: one table for the market and every baseline (simulations/model.ts). */
+export { DEFAULT_MAX_START_DELAY_MS } from '../model.js'
 
 /** The tiers in priority order: at the same submit instant gold is served first, bronze last. */
 export const TIERS: readonly Tier[] = ['gold', 'silver', 'bronze']

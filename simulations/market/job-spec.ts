@@ -5,10 +5,14 @@
  */
 import { MAX_RUNTIME_SEC, MINUTE_MS } from '../../protocol/limits.js'
 import type { JobSpec } from '../harness/payloads.js'
-import type { SimJob, Tier } from '../model.js'
+import { DEFAULT_MAX_START_DELAY_MS, type SimJob, type Tier } from '../model.js'
 
-/** How long each tier may wait for its start, s (the job's `maxStartDelaySec`; also its award deadline). */
-export const DEFAULT_START_DELAY_SEC: Readonly<Record<Tier, number>> = Object.freeze({ gold: 120, silver: 900, bronze: 4 * 3600 })
+/** How long each tier may wait for its start, s (the job's `maxStartDelaySec`; also its award deadline): model.ts's table. */
+export const DEFAULT_START_DELAY_SEC: Readonly<Record<Tier, number>> = Object.freeze({
+  gold: DEFAULT_MAX_START_DELAY_MS.gold / 1000,
+  silver: DEFAULT_MAX_START_DELAY_MS.silver / 1000,
+  bronze: DEFAULT_MAX_START_DELAY_MS.bronze / 1000
+})
 
 /** A renter asks for this much more runtime than the job needs (percent), rounded up to whole minutes. */
 export const RUNTIME_HEADROOM_PERCENT = 10
