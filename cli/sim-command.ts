@@ -11,7 +11,6 @@ import { basename, join, resolve } from 'node:path'
 import type { Command } from 'commander'
 import { SCENARIOS, scenarioNamed, type ScenarioData, type ScenarioResult } from '../simulations/scenarios/index.js'
 import { buildReport, charts, metrics, reportJson, reportMarkdown, type StrategyMetrics } from '../simulations/report/index.js'
-import { UsageError } from './errors.js'
 import { toJson } from './format.js'
 import { writeCharts } from './sim-charts.js'
 import { packageVersion } from './version.js'
@@ -19,7 +18,7 @@ import { packageVersion } from './version.js'
 /** The data shipped with the package (simulations/data/, beside dist/). */
 const DATA = new URL('../../simulations/data/', import.meta.url)
 
-function readData (trace: string | undefined): ScenarioData {
+function readData (trace: string | undefined, usage: (message: string) => never): ScenarioData {
   const text = (path: string): string => readFileSync(new URL(path, DATA), 'utf8')
   const data: ScenarioData = {
     alibabaNodes: text('traces/alibaba-gpu-2023/openb_node_list_gpu_node.csv'),
@@ -32,17 +31,17 @@ function readData (trace: string | undefined): ScenarioData {
     try {
       csv = readFileSync(trace, 'utf8')
     } catch (err) {
-      throw new UsageError(`--trace ${trace}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`)
+      usage(`--trace ${trace}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`)
     }
     data.trace = { text: csv, source: basename(trace) }
   }
   return data
 }
 
-function whole (flag: string, value: string | undefined, min: number): number | undefined {
+function whole (flag: string, value: string | undefined, min: number, usage: (message: string) => never): number | undefined {
   if (value === undefined) return undefined
   const n = Number(value)
-  if (!Number.isInteger(n) || n < min) throw new UsageError(`${flag} must be a whole number ≥ ${min}, got ${JSON.stringify(value)}`)
+  if (!Number.isInteger(n) || n < min) usage(`${flag} must be a whole number ≥ ${min}, got ${JSON.stringify(value)}`)
   return n
 }
 
@@ -65,18 +64,20 @@ function progress (tty: boolean): (phase: string, done: number, total: number) =
 
 export async function simCommand (command: Command): Promise<void> {
   const opts = command.opts<{ scenario: string, nodes?: string, jobs?: string, seed?: string, trace?: string, out?: string, json?: boolean, font?: string }>()
+  // bad usage: commander's own error line and exit code 2, like an unknown option
+  const usage = (message: string): never => command.error(`error: ${message}`, { exitCode: 2, code: 'gpumesh.usage' })
   const scenario = (() => {
     try {
       return scenarioNamed(opts.scenario)
     } catch (err) {
-      throw new UsageError((err as Error).message)
+      return usage((err as Error).message)
     }
   })()
-  const seed = whole('--seed', opts.seed, 0) ?? 1
-  const nodes = whole('--nodes', opts.nodes, 1)
-  const jobs = whole('--jobs', opts.jobs, 1)
+  const seed = whole('--seed', opts.seed, 0, usage) ?? 1
+  const nodes = whole('--nodes', opts.nodes, 1, usage)
+  const jobs = whole('--jobs', opts.jobs, 1, usage)
   const out = resolve(opts.out ?? join('sim-out', scenario.name))
-  const data = readData(opts.trace)
+  const data = readData(opts.trace, usage)
 
   const started = Date.now()
   const cpu0 = process.cpuUsage()

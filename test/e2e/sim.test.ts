@@ -70,7 +70,7 @@ describe('gpumesh sim (separate processes)', function () {
     await writeFile(bad, 'submit_s,duration_s,gpus\n0,60,1\n5,-1,1\n')
     const malformed = await runCli([...SMALL, '--trace', bad, '--out', join(root, 'd')])
     assert.equal(malformed.code, 1)
-    assert.match(malformed.stderr, /line 3/)
+    assert.match(malformed.stderr, /bad\.csv:3: column duration_s: duration must be > 0/)
     assert.doesNotMatch(malformed.stderr, /at .*\.js:\d+/, 'no stack trace')
   })
 })
