@@ -151,6 +151,11 @@ export class ProviderMarket {
     this.drive({ type: 'bid-seen', now: this.now(), bid })
   }
 
+  /** An award seen on gossip: a lost bid's GPUs come free (protocol/README §5.6, "Reservations"). */
+  onAwardSeen (award: OpenedMessage<'award'>): void {
+    if (this.agent.heldBids > 0) this.drive({ type: 'award-seen', now: this.now(), award: { id: award.cid.toString(), signer: award.signer, payload: award.payload } })
+  }
+
   /** Seal the bid the agent decided on, tell the agent (so an award that comes back at once finds it), publish it. */
   private sendBid (effect: Extract<ProviderAgentEffect, { type: 'send-bid' }>): void {
     const ad = this.ad

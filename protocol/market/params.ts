@@ -21,6 +21,8 @@ export const DEFAULT_BID_GRACE_MS = 60_000
 /** Damping memory: at most this many jobs' bids, and this many providers' bids per job. */
 export const DEFAULT_SEEN_BID_JOBS = 4096
 export const DEFAULT_SEEN_BIDS_PER_JOB = 64
+/** An outstanding bid holds its GPUs this long past its round's close, waiting for the award (reservations.ts). */
+export const DEFAULT_BID_HOLD_MS = 1_000
 
 export interface MarketParams {
   /** Lease put in awards, ms: no heartbeat for this long ends an attempt (award schema: 1,000 … 3,600,000). */
@@ -41,6 +43,12 @@ export interface MarketParams {
   preemptExactLimit: number
   /** A bid stays valid this long after its window closes, ms (more than the 30 s clock-skew allowance, ≤ 1 h). */
   bidGraceMs: number
+  /**
+   * An outstanding bid holds its GPUs from the bid decision until its round's award is seen, or this
+   * long past the round's close, ms (0 … the bid grace): later bids see those GPUs as taken (0: held
+   * only until the close). No overbooking: a GPU is held by at most one outstanding bid at a time.
+   */
+  bidHoldMs: number
   /** Damping memory bounds (integers ≥ 1). */
   seenBids: { maxJobs: number, maxPerJob: number }
   /** Failed awards before a job is given up (integer 1 … 16). */
@@ -59,6 +67,7 @@ export const defaultMarketParams: Readonly<MarketParams> = Object.freeze({
   preemptNoticeMs: DEFAULT_PREEMPT_NOTICE_MS,
   preemptExactLimit: PREEMPT_EXACT_LIMIT,
   bidGraceMs: DEFAULT_BID_GRACE_MS,
+  bidHoldMs: DEFAULT_BID_HOLD_MS,
   seenBids: Object.freeze({ maxJobs: DEFAULT_SEEN_BID_JOBS, maxPerJob: DEFAULT_SEEN_BIDS_PER_JOB }),
   maxFailedAttempts: MAX_FAILED_ATTEMPTS,
   scoring: defaultScoringParams
@@ -97,6 +106,7 @@ export function validateMarketParams (p: MarketParams): void {
     ['preemptNoticeMs', p.preemptNoticeMs, 0, 10 * MINUTE_MS, true],
     ['preemptExactLimit', p.preemptExactLimit, 0, 16, true],
     ['bidGraceMs', p.bidGraceMs, DEFAULT_CLOCK_SKEW_MS + 1, HOUR_MS, true],
+    ['bidHoldMs', p.bidHoldMs, 0, typeof p.bidGraceMs === 'number' ? p.bidGraceMs : HOUR_MS, true],
     ['seenBids.maxJobs', p.seenBids?.maxJobs, 1, 1_000_000, true],
     ['seenBids.maxPerJob', p.seenBids?.maxPerJob, 1, 4_096, true],
     ['maxFailedAttempts', p.maxFailedAttempts, 1, MAX_AWARD_ATTEMPTS, true]
