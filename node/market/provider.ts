@@ -30,7 +30,11 @@ export { DEFAULT_PREEMPT_NOTICE_MS } from '../../protocol/index.js'
 export type { AuctionRoundInfo } from '../../protocol/index.js'
 export type { ProviderMarketOptions } from './provider-offer.js'
 
-/** A requester that opens an exec stream must send its award within this. */
+/**
+ * A requester that opens an exec stream must send its award within this. A shell constant, not a
+ * MarketParams field: it frees a stream that carries nothing, and the award, when it comes, is judged
+ * by the agent whatever the wait (the market's own award wait is `MarketParams.bidHoldMs`).
+ */
 export const AWARD_WAIT_MS = 10_000
 
 /** For `gpumesh status` and `/v1/market`. */

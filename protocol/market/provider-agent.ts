@@ -27,11 +27,6 @@ import {
 import { isProviderFinal, reduceProvider, startProviderJob, type ProviderEvent, type ProviderJob, type ProviderStatus } from './provider-lifecycle.js'
 import type { Allocation, BidDecision } from './types.js'
 
-/** An accepted job waits at most this long past the notice for the jobs it preempts to give their GPUs up. */
-export const PREEMPT_MARGIN_MS = 5_000
-/** An ended offer with an award is kept this long for a late payment if its stream does not end first. */
-export const ENDED_RETENTION_MS = 10 * 60_000
-
 export interface ProviderAgentOptions {
   /** This node's peer id. */
   peerId: string
@@ -425,7 +420,7 @@ export class ProviderAgent {
         case 'review-award': this.review(offer, effect.award.price); break
         case 'wake': break
         case 'ignored': this.note('debug', 'provider event ignored', { job: offer.id, reason: effect.reason }); break
-        case 'start-job': offer.start = { preemptedBy: this.now + this.params.preemptNoticeMs + PREEMPT_MARGIN_MS }; this.tryStart(offer); break
+        case 'start-job': offer.start = { preemptedBy: this.now + this.params.preemptNoticeMs + this.params.preemptMarginMs }; this.tryStart(offer); break
         case 'heartbeat': {
           const final = effect.state === 'failed' || effect.state === 'cancelled' || (effect.state === 'preempted' && isProviderFinal(state.status))
           const message = final ? offer.note ?? state.reason : undefined
@@ -508,9 +503,9 @@ export class ProviderAgent {
     if (this.busy.size > 0) this.released(this.holds.expire(now))
   }
 
-  /** Forget ended offers whose stream never ended, after ENDED_RETENTION_MS. */
+  /** Forget ended offers whose stream never ended, after `endedRetentionMs`. */
   private sweep (): void {
-    for (const [bid, o] of this.closed) if ((o.endedAt ?? 0) + ENDED_RETENTION_MS <= this.now) this.closed.delete(bid)
+    for (const [bid, o] of this.closed) if ((o.endedAt ?? 0) + this.params.endedRetentionMs <= this.now) this.closed.delete(bid)
   }
 
   private note (level: 'debug' | 'info' | 'warn', message: string, fields: Record<string, unknown>): void {
