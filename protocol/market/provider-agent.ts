@@ -329,12 +329,16 @@ export class ProviderAgent {
   /** Re-check the award against the calendar and load now; commit the GPUs (and preempt) when it still fits. */
   private review (offer: Offer, price: number): void {
     const now = this.now
-    // on the GPUs other outstanding bids leave free, so their awards still fit; failing that, on what
-    // is committed (a hold may belong to a bid that lost without this node seeing the award)
+    // an award in hand beats a tentative hold: reviewed on what is committed; but on the GPUs other
+    // outstanding bids leave free when those serve it as well (no later start, no more preemption),
+    // so their awards still fit
     const allocations = this.allocations()
     const committed = this.committed(now)
-    let review = reviewAward(offer.id, offer.job.payload, this.ad, committed, offer.ask, price, now, this.params.preemptExactLimit)
-    if (review.kind === 'decline' && committed.length > allocations.length) review = reviewAward(offer.id, offer.job.payload, this.ad, allocations, offer.ask, price, now, this.params.preemptExactLimit)
+    let review = reviewAward(offer.id, offer.job.payload, this.ad, allocations, offer.ask, price, now, this.params.preemptExactLimit)
+    if (review.kind === 'accept' && committed.length > allocations.length) {
+      const around = reviewAward(offer.id, offer.job.payload, this.ad, committed, offer.ask, price, now, this.params.preemptExactLimit)
+      if (around.kind === 'accept' && around.allocation.startedAt <= review.allocation.startedAt && around.decision.preempts.length <= review.decision.preempts.length) review = around
+    }
     if (review.kind === 'decline') {
       this.note('info', 'declining an award', { job: offer.id, reason: review.reason })
       return this.feed(offer, { type: 'decline-award', reason: review.reason })
@@ -480,7 +484,7 @@ export class ProviderAgent {
   private mayStart (offer: Offer, now: number): boolean {
     const held = offer.allocation
     if (held === undefined) return true
-    const start = startNow(offer.job.payload, this.ad, held, this.committed(now).filter((a) => a !== held), now, this.params.preemptExactLimit)
+    const start = startNow(offer.job.payload, this.ad, held, this.allocations().filter((a) => a !== held), now, this.params.preemptExactLimit)
     if (start !== undefined) offer.allocation = start
     return start !== undefined
   }
