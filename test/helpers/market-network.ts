@@ -14,6 +14,14 @@ export const SHORT_LEASE_MARKET = { leaseMs: 3_000, billingIntervalSec: 2 }
 /** A job in one of these has ended. */
 export const FINAL_STATUSES: ReadonlySet<string> = new Set(['settled', 'failed', 'cancelled', 'expired'])
 
+/** One seller of one L4 (1 credit/GPU-h, region `eu`) and one buyer, both on `market`. */
+export function sellerAndBuyer (market: NodeSpec['market']): NodeSpec[] {
+  return [
+    { region: 'eu', gpus: ['NVIDIA L4:23034'], priceFloor: 1, market },
+    { sell: false, market }
+  ]
+}
+
 export interface NetworkFixture {
   /** The running network (throws before the suite's `before` has run). */
   readonly net: TestNetwork

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises'
 import type { Daemon } from '../../node/daemon.js'
 import type { JobView } from '../../node/market/views.js'
 import { untilJob, type TestNetwork } from '../helpers/network.js'
-import { FINAL_STATUSES, useNetwork } from '../helpers/market-network.js'
+import { FINAL_STATUSES, sellerAndBuyer, useNetwork } from '../helpers/market-network.js'
 
 /**
  * A receipt whose outputs take longer than one lease to fetch, over real libp2p between real daemons
@@ -26,10 +26,7 @@ describe('a receipt whose outputs take longer than a lease to fetch (in-process)
   let provider: Daemon
   let requester: Daemon
 
-  const network = useNetwork([
-    { region: 'eu', gpus: ['NVIDIA L4:23034'], priceFloor: 1, market: MARKET },
-    { sell: false, market: MARKET }
-  ], { announce: (nodes) => nodes.slice(0, 1) })
+  const network = useNetwork(sellerAndBuyer(MARKET), { announce: (nodes) => nodes.slice(0, 1) })
   before(() => {
     net = network.net
     ;[provider, requester] = net.nodes as [Daemon, Daemon]

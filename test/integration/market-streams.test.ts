@@ -10,7 +10,7 @@ import { MAX_JOB_LOG_BYTES } from '../../node/market/requester.js'
 import type { JobView } from '../../node/market/views.js'
 import { LOG_WINDOW, MAX_LOG_CHUNK, type ExecChannel } from '../../node/services/exec.js'
 import { untilJob, type TestNetwork } from '../helpers/network.js'
-import { FINAL_STATUSES, useNetwork } from '../helpers/market-network.js'
+import { FINAL_STATUSES, sellerAndBuyer, useNetwork } from '../helpers/market-network.js'
 
 /**
  * The exec stream under load and abuse, over real libp2p (memory transport, yamux) between real
@@ -28,10 +28,7 @@ describe('exec streams: any amount of log, and peers that overfill or break them
   let provider: Daemon
   let requester: Daemon
 
-  const network = useNetwork([
-    { region: 'eu', gpus: ['NVIDIA L4:23034'], priceFloor: 1, market: MARKET },
-    { sell: false, market: MARKET }
-  ], { announce: (nodes) => nodes.slice(0, 1) })
+  const network = useNetwork(sellerAndBuyer(MARKET), { announce: (nodes) => nodes.slice(0, 1) })
   before(() => {
     net = network.net
     ;[provider, requester] = net.nodes as [Daemon, Daemon]
