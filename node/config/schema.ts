@@ -8,7 +8,7 @@ import { z } from 'zod'
 import { multiaddr } from '@multiformats/multiaddr'
 import { region as regionSlug, country as countryCode, timeZone as timeZoneName } from '../../protocol/messages/common.js'
 import { processSandbox } from '../../protocol/messages/capability-ad.js'
-import { InvalidMarketParamsError, createMarketParams, defaultMarketParams, type MarketParamsInit } from '../../protocol/market/params.js'
+import { InvalidMarketParamsError, createMarketParams, defaultMarketParams, type MarketParams, type MarketParamsInit } from '../../protocol/market/params.js'
 import { HOUR_MS, MAX_JOB_GPUS, MINUTE_MS, SECOND_MS } from '../../protocol/limits.js'
 import { isKnownTimeZone } from '../../protocol/time-zone.js'
 import { parseWindows, WindowSyntaxError } from './windows.js'
@@ -66,31 +66,53 @@ export const declaredGpu = z.preprocess((value) => typeof value === 'string' ? p
 const gpuKey = z.string().regex(/^(\d{1,2}|GPU-[A-Za-z0-9-]{1,60})$/, { message: 'expected an nvidia-smi index such as "0" or a GPU UUID such as "GPU-5b0e1a3c-…"' })
 
 /**
- * Overrides for a parameter object shaped like `defaults`: a strict object with the same keys (so an
- * unknown or misspelt key is refused), each optional and of its default's type; nested objects alike.
- * The ranges are not repeated here: createMarketParams checks them.
+ * The problems of `init` as overrides of a parameter object shaped like `defaults`: keys `defaults`
+ * lacks (an unknown or misspelt key), and a nested section that is not an object. The values' types
+ * and ranges are createMarketParams's to check, so that every bad field is named at once.
  */
-function overridesLike (defaults: object): z.ZodType {
-  const shape: Record<string, z.ZodType> = {}
-  for (const [key, value] of Object.entries(defaults)) {
-    const type = typeof value === 'object' && value !== null ? overridesLike(value) : typeof value === 'boolean' ? z.boolean() : z.number()
-    shape[key] = type.optional()
+function shapeIssues (init: Record<string, unknown>, defaults: object, path: string[]): z.core.$ZodRawIssue[] {
+  const known = defaults as Record<string, unknown>
+  const issues: z.core.$ZodRawIssue[] = []
+  const unknown = Object.keys(init).filter((key) => !(key in known))
+  if (unknown.length > 0) issues.push({ code: 'unrecognized_keys', keys: unknown, path, input: init })
+  for (const [key, value] of Object.entries(init)) {
+    const nested = known[key]
+    if (typeof nested !== 'object' || nested === null || value === undefined) continue
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) issues.push({ code: 'custom', message: `expected an object, got ${JSON.stringify(value)}`, path: [...path, key], input: value })
+    else issues.push(...shapeIssues(value as Record<string, unknown>, nested, [...path, key]))
   }
-  return z.strictObject(shape)
+  return issues
+}
+
+/** `init` without the keys `defaults` lacks, at every level (what is left goes to createMarketParams). */
+function knownOnly (init: Record<string, unknown>, defaults: object): Record<string, unknown> {
+  const known = defaults as Record<string, unknown>
+  const out: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(init)) {
+    if (!(key in known)) continue
+    const nested = known[key]
+    out[key] = typeof nested === 'object' && nested !== null && typeof value === 'object' && value !== null ? knownOnly(value as Record<string, unknown>, nested) : value
+  }
+  return out
 }
 
 /**
- * The `market` section: overrides of defaultMarketParams (protocol/market/params.ts), validated by
- * createMarketParams, whose error becomes an issue at `market.<field>`. Parsed, it is the full MarketParams.
+ * The `market` section: overrides of defaultMarketParams (protocol/market/params.ts). Every problem
+ * is reported at once: unknown keys, sections that are not objects, and every value createMarketParams
+ * finds out of range or of the wrong type, each as an issue at `market.<field>`. Parsed, it is the
+ * full MarketParams.
  */
-const marketSection = overridesLike(defaultMarketParams).transform((init, ctx) => {
+const marketSection = z.record(z.string(), z.unknown()).transform((init, ctx) => {
+  const issues = shapeIssues(init, defaultMarketParams, [])
+  let params: MarketParams | undefined
   try {
-    return createMarketParams(init as MarketParamsInit)
+    params = createMarketParams(knownOnly(init, defaultMarketParams) as MarketParamsInit)
   } catch (err) {
     if (!(err instanceof InvalidMarketParamsError)) throw err
-    ctx.issues.push({ code: 'custom', message: err.message.slice(`market.${err.field}: `.length), path: err.field.split('.'), input: init })
-    return z.NEVER
+    for (const p of err.problems) issues.push({ code: 'custom', message: p.message, path: p.field.split('.'), input: init })
   }
+  for (const issue of issues) ctx.issues.push(issue)
+  return issues.length > 0 || params === undefined ? z.NEVER : params
 })
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'silent'] as const

@@ -150,6 +150,7 @@ export class Market {
         return
       case 'award':
         this.audit.onAward(message as OpenedMessage<'award'>)
+        this.provider.onAwardSeen(message as OpenedMessage<'award'>)
         void this.store.putEnvelope(message.cid.toString(), message.bytes).catch(() => {})
         return
       default:

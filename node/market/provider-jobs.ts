@@ -23,9 +23,13 @@ import { idOf, offerLedgerEntry, offerRecord, type Offer, type ProviderMarketOpt
 
 /** All of a job's inputs together. */
 export const DEFAULT_MAX_INPUT_BYTES = 256 * 1024 * 1024
-/** After a job ends, the stream is aborted if the requester has not closed its side by then. */
+/**
+ * After a job ends, the stream is aborted if the requester has not closed its side by then. A shell
+ * constant, not a MarketParams field: it bounds how long a stream is kept open, decides nothing (the
+ * agent keeps the ended offer for a late payment for `endedRetentionMs`, which must be and is longer).
+ */
 const LINGER_MS = 30_000
-/** How long stop() waits for the records to be written. */
+/** How long stop() waits for the records to be written: the daemon's shutdown, not a market decision. */
 const STOP_WAIT_MS = 2_000
 
 type Feed = (event: ProviderAgentEvent) => void

@@ -30,7 +30,11 @@ export { DEFAULT_PREEMPT_NOTICE_MS } from '../../protocol/index.js'
 export type { AuctionRoundInfo } from '../../protocol/index.js'
 export type { ProviderMarketOptions } from './provider-offer.js'
 
-/** A requester that opens an exec stream must send its award within this. */
+/**
+ * A requester that opens an exec stream must send its award within this. A shell constant, not a
+ * MarketParams field: it frees a stream that carries nothing, and the award, when it comes, is judged
+ * by the agent whatever the wait (the market's own award wait is `MarketParams.bidHoldMs`).
+ */
 export const AWARD_WAIT_MS = 10_000
 
 /** For `gpumesh status` and `/v1/market`. */
@@ -149,6 +153,11 @@ export class ProviderMarket {
   /** A bid seen on gossip (for damping). */
   onBid (bid: OpenedMessage<'bid'>): void {
     this.drive({ type: 'bid-seen', now: this.now(), bid })
+  }
+
+  /** An award seen on gossip: a lost bid's GPUs come free (protocol/README §5.6, "Reservations"). */
+  onAwardSeen (award: OpenedMessage<'award'>): void {
+    if (this.agent.heldBids > 0) this.drive({ type: 'award-seen', now: this.now(), award: { id: award.cid.toString(), signer: award.signer, payload: award.payload } })
   }
 
   /** Seal the bid the agent decided on, tell the agent (so an award that comes back at once finds it), publish it. */

@@ -6,6 +6,7 @@
 import type { CapabilityAd } from '../messages/capability-ad.js'
 import type { JobRequest } from '../messages/job-request.js'
 import { decideBid } from './bid-policy.js'
+import { allocationFor } from './reservations.js'
 import type { Allocation, BidDecision } from './types.js'
 
 export type AwardReview =
@@ -21,8 +22,7 @@ export function reviewAward (job: string, request: JobRequest, ad: CapabilityAd 
   const decision = decideBid(request, { ad, allocations, ...(preemptExactLimit !== undefined ? { preemptExactLimit } : {}) }, now)
   if (decision.kind === 'decline') return { kind: 'decline', reason: `${decision.reason}: ${decision.detail}` }
   if (price < ask) return { kind: 'decline', reason: `the award pays ${price}, below the ask of ${ask}` }
-  const allocation = { job, gpus: decision.gpus, tier: request.sla.tier, price, startedAt: decision.startBy, endsAt: decision.startBy + request.workload.maxRuntimeSec * 1000 }
-  return { kind: 'accept', decision, allocation }
+  return { kind: 'accept', decision, allocation: allocationFor(job, request, decision, price) }
 }
 
 /**

@@ -8,7 +8,7 @@
  * rest is each node's own policy, which peers cannot see and need not share.
  */
 import { DEFAULT_CLOCK_SKEW_MS } from '../constants.js'
-import { HOUR_MS, MAX_AWARD_ATTEMPTS, MAX_BILLING_INTERVAL_SEC, MAX_LEASE_MS, MINUTE_MS, MIN_BILLING_INTERVAL_SEC, MIN_LEASE_MS } from '../limits.js'
+import { DAY_MS, HOUR_MS, MAX_AWARD_ATTEMPTS, MAX_BILLING_INTERVAL_SEC, MAX_LEASE_MS, MINUTE_MS, MIN_BILLING_INTERVAL_SEC, MIN_LEASE_MS } from '../limits.js'
 import { PREEMPT_EXACT_LIMIT } from './bid-policy.js'
 import { BID_DELAY_FRACTION, BID_SPREAD_SHARE, DAMPING_GROUP_SIZE, ENOUGH_BETTER_BIDS } from './damping.js'
 import { DEFAULT_BILLING_INTERVAL_SEC, DEFAULT_LEASE_MS, HEARTBEATS_PER_LEASE, MAX_FAILED_ATTEMPTS } from './lifecycle-shared.js'
@@ -21,6 +21,12 @@ export const DEFAULT_BID_GRACE_MS = 60_000
 /** Damping memory: at most this many jobs' bids, and this many providers' bids per job. */
 export const DEFAULT_SEEN_BID_JOBS = 4096
 export const DEFAULT_SEEN_BIDS_PER_JOB = 64
+/** An outstanding bid holds its GPUs this long past its round's close, waiting for the award (reservations.ts). */
+export const DEFAULT_BID_HOLD_MS = 1_000
+/** An accepted job waits at most this long past the notice for the jobs it preempts to give their GPUs up. */
+export const PREEMPT_MARGIN_MS = 5_000
+/** An ended offer with an award is kept this long for a late payment if its stream does not end first. */
+export const ENDED_RETENTION_MS = 10 * MINUTE_MS
 
 export interface MarketParams {
   /** Lease put in awards, ms: no heartbeat for this long ends an attempt (award schema: 1,000 … 3,600,000). */
@@ -41,12 +47,25 @@ export interface MarketParams {
   enoughBetterBids: number
   /** Notice a preempted bronze job gets, ms (0 … 600,000). */
   preemptNoticeMs: number
+  /** An accepted job waits at most the notice + this long for the jobs it preempts to stop, ms (0 … 600,000). */
+  preemptMarginMs: number
   /** Preemption is chosen exactly among up to this many jobs in the way, greedily beyond (integer 0 … 16). */
   preemptExactLimit: number
   /** A bid stays valid this long after its window closes, ms (more than the 30 s clock-skew allowance, ≤ 1 h). */
   bidGraceMs: number
+  /**
+   * An outstanding bid holds its GPUs from the bid decision until its round's award is seen, or this
+   * long past the round's close, ms (0 … the bid grace): later bids see those GPUs as taken (0: held
+   * only until the close). No overbooking: a GPU is held by at most one outstanding bid at a time.
+   */
+  bidHoldMs: number
   /** Damping memory bounds (integers ≥ 1). */
   seenBids: { maxJobs: number, maxPerJob: number }
+  /**
+   * A provider keeps an ended awarded offer this long for a late payment, ms (60,000 … 86,400,000: at
+   * least the shell's 30 s linger on the ended job's stream, where such a payment arrives).
+   */
+  endedRetentionMs: number
   /** Failed awards before a job is given up (integer 1 … 16). */
   maxFailedAttempts: number
   /** How bids are scored (scoring.ts). */
@@ -63,9 +82,12 @@ export const defaultMarketParams: Readonly<MarketParams> = Object.freeze({
   dampingGroupSize: DAMPING_GROUP_SIZE,
   enoughBetterBids: ENOUGH_BETTER_BIDS,
   preemptNoticeMs: DEFAULT_PREEMPT_NOTICE_MS,
+  preemptMarginMs: PREEMPT_MARGIN_MS,
   preemptExactLimit: PREEMPT_EXACT_LIMIT,
   bidGraceMs: DEFAULT_BID_GRACE_MS,
+  bidHoldMs: DEFAULT_BID_HOLD_MS,
   seenBids: Object.freeze({ maxJobs: DEFAULT_SEEN_BID_JOBS, maxPerJob: DEFAULT_SEEN_BIDS_PER_JOB }),
+  endedRetentionMs: ENDED_RETENTION_MS,
   maxFailedAttempts: MAX_FAILED_ATTEMPTS,
   scoring: defaultScoringParams
 })
@@ -76,24 +98,40 @@ export type MarketParamsInit = Partial<Omit<MarketParams, 'seenBids' | 'scoring'
   scoring?: ScoringParamsInit
 }
 
-/** A market parameter out of range: `field` is its dotted path (`seenBids.maxJobs`, `scoring.unknownReliability`). */
+/** One market parameter out of range: `field` is its dotted path (`seenBids.maxJobs`, `scoring.unknownReliability`). */
+export interface MarketParamsProblem { field: string, message: string }
+
+/**
+ * Market parameters out of range: every one of them in `problems`, the first also as `field` and at
+ * the head of the message (one problem per field; `scoring.*` gives its first only).
+ */
 export class InvalidMarketParamsError extends Error {
   override readonly name = 'InvalidMarketParamsError'
   readonly code = 'INVALID_MARKET_PARAMS'
-  constructor (readonly field: string, message: string) {
-    super(`market.${field}: ${message}`)
+  readonly field: string
+  readonly problems: readonly MarketParamsProblem[]
+  constructor (problems: readonly MarketParamsProblem[]) {
+    super(problems.map((p) => `market.${p.field}: ${p.message}`).join('; '))
+    this.problems = problems
+    this.field = problems[0]?.field ?? ''
   }
 }
 
 type Rule = [field: string, value: unknown, min: number, max: number, integer: boolean]
 
-function check ([field, value, min, max, integer]: Rule): void {
+function check ([field, value, min, max, integer]: Rule): MarketParamsProblem | undefined {
   const ok = typeof value === 'number' && Number.isFinite(value) && value >= min && value <= max && (!integer || Number.isInteger(value))
-  if (!ok) throw new InvalidMarketParamsError(field, `expected ${integer ? 'an integer' : 'a number'} in ${min} … ${max}, got ${String(value)}`)
+  return ok ? undefined : { field, message: `expected ${integer ? 'an integer' : 'a number'} in ${min} … ${max}, got ${String(value)}` }
 }
 
-/** Throw InvalidMarketParamsError unless every parameter is in range. */
+/** Throw InvalidMarketParamsError, naming every parameter out of range, unless all are in range. */
 export function validateMarketParams (p: MarketParams): void {
+  const problems = marketParamsProblems(p)
+  if (problems.length > 0) throw new InvalidMarketParamsError(problems)
+}
+
+/** Every parameter out of range (scoring's are not checked here: createScoringParams does). */
+function marketParamsProblems (p: MarketParams): MarketParamsProblem[] {
   const rules: Rule[] = [
     ['leaseMs', p.leaseMs, MIN_LEASE_MS, MAX_LEASE_MS, true],
     ['billingIntervalSec', p.billingIntervalSec, MIN_BILLING_INTERVAL_SEC, MAX_BILLING_INTERVAL_SEC, true],
@@ -103,14 +141,18 @@ export function validateMarketParams (p: MarketParams): void {
     ['dampingGroupSize', p.dampingGroupSize, 2, 1_000_000_000, true],
     ['enoughBetterBids', p.enoughBetterBids, 1, 1_000_000, true],
     ['preemptNoticeMs', p.preemptNoticeMs, 0, 10 * MINUTE_MS, true],
+    ['preemptMarginMs', p.preemptMarginMs, 0, 10 * MINUTE_MS, true],
     ['preemptExactLimit', p.preemptExactLimit, 0, 16, true],
     ['bidGraceMs', p.bidGraceMs, DEFAULT_CLOCK_SKEW_MS + 1, HOUR_MS, true],
+    ['bidHoldMs', p.bidHoldMs, 0, typeof p.bidGraceMs === 'number' ? p.bidGraceMs : HOUR_MS, true],
     ['seenBids.maxJobs', p.seenBids?.maxJobs, 1, 1_000_000, true],
     ['seenBids.maxPerJob', p.seenBids?.maxPerJob, 1, 4_096, true],
+    ['endedRetentionMs', p.endedRetentionMs, MINUTE_MS, DAY_MS, true],
     ['maxFailedAttempts', p.maxFailedAttempts, 1, MAX_AWARD_ATTEMPTS, true]
   ]
-  for (const rule of rules) check(rule)
-  if (typeof p.damping !== 'boolean') throw new InvalidMarketParamsError('damping', `expected true or false, got ${String(p.damping)}`)
+  const problems = rules.flatMap((rule) => check(rule) ?? [])
+  if (typeof p.damping !== 'boolean') problems.push({ field: 'damping', message: `expected true or false, got ${String(p.damping)}` })
+  return problems
 }
 
 /**
@@ -119,12 +161,14 @@ export function validateMarketParams (p: MarketParams): void {
  * (config.json's section, then a test's).
  */
 export function createMarketParams (init: MarketParamsInit = {}, base: Readonly<MarketParams> = defaultMarketParams): MarketParams {
-  let scoring: ScoringParams
+  let scoring: ScoringParams = base.scoring
+  let scoringProblem: MarketParamsProblem | undefined
   try {
     scoring = createScoringParams({ ...base.scoring, ...init.scoring, tierWeights: { ...base.scoring.tierWeights, ...init.scoring?.tierWeights } })
   } catch (err) {
-    if (err instanceof InvalidScoringParamsError) throw new InvalidMarketParamsError(`scoring.${err.field}`, err.message.slice(err.field.length + 2))
-    throw err
+    if (!(err instanceof InvalidScoringParamsError)) throw err
+    // scoring names its first bad field only; the rest of the market's are all named
+    scoringProblem = { field: `scoring.${err.field}`, message: err.message.slice(err.field.length + 2) }
   }
   const params: MarketParams = {
     ...base,
@@ -132,6 +176,7 @@ export function createMarketParams (init: MarketParamsInit = {}, base: Readonly<
     seenBids: { ...base.seenBids, ...init.seenBids },
     scoring
   }
-  validateMarketParams(params)
+  const problems = [...marketParamsProblems(params), ...(scoringProblem !== undefined ? [scoringProblem] : [])]
+  if (problems.length > 0) throw new InvalidMarketParamsError(problems)
   return params
 }

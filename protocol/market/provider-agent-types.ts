@@ -44,6 +44,8 @@ export type ProviderAgentEvent =
   | { type: 'bid-seen', now: number, bid: AuctionBid }
   /** The shell's answer to `send-bid`, right after it: the id and payload of the bid it signed. */
   | { type: 'bid-sealed', now: number, job: string, round: number, bid: string, payload: Bid }
+  /** An award from gossip (any winner): one naming another bid releases this node's GPUs held for the job (reservations.ts). */
+  | { type: 'award-seen', now: number, award: AgentAward }
   /** The first frame of an exec stream, opened; `from` is the peer that handed it over. */
   | { type: 'award', now: number, award: AgentAward, from: string }
   | { type: 'payment', now: number, bid: string, signer: string, payload: PaymentCommitment }

@@ -15,6 +15,7 @@ import type { PaymentCommitment } from '../messages/settlement.js'
 import type { AuctionBid } from './award.js'
 import { SeenBids } from './seen-bids.js'
 import { reviewAward, startNow } from './award-review.js'
+import { BusyJobs, Reservations, allocationFor } from './reservations.js'
 import { decideBid } from './bid-policy.js'
 import { bidWindowClosesAt } from './bid-window.js'
 import { dampingDelayMs, shouldStaySilent, tieBreakUniform } from './damping.js'
@@ -25,11 +26,6 @@ import {
 } from './provider-agent-types.js'
 import { isProviderFinal, reduceProvider, startProviderJob, type ProviderEvent, type ProviderJob, type ProviderStatus } from './provider-lifecycle.js'
 import type { Allocation, BidDecision } from './types.js'
-
-/** An accepted job waits at most this long past the notice for the jobs it preempts to give their GPUs up. */
-export const PREEMPT_MARGIN_MS = 5_000
-/** An ended offer with an award is kept this long for a late payment if its stream does not end first. */
-export const ENDED_RETENTION_MS = 10 * 60_000
 
 export interface ProviderAgentOptions {
   /** This node's peer id. */
@@ -70,8 +66,8 @@ export class ProviderAgent {
   private readonly params: MarketParams
   private readonly damping: boolean
   private ad: CapabilityAd | undefined
-  /** The owner's holds as allocations (`holds-changed`). */
-  private holds: Allocation[] = []
+  /** The owner's own work as allocations (`holds-changed`). */
+  private ownerHolds: Allocation[] = []
   private readonly pending = new Map<string, Pending>()
   /** The earliest `at` of the pending bids (undefined: none), and how many are pending per job. */
   private pendingMin: number | undefined
@@ -85,6 +81,10 @@ export class ProviderAgent {
   /** Jobs this node preempted (job id → the request's expiry): no bid on their next rounds. */
   private readonly preempted = new Map<string, number>()
   private readonly seen: SeenBids
+  /** GPUs held by this node's outstanding bids, by job#round (reservations.ts). */
+  private readonly holds = new Reservations()
+  /** Jobs declined BUSY while bids held GPUs: decided again when a hold is released. */
+  private readonly busy = new BusyJobs<{ job: AgentJob, round: AuctionRoundInfo | undefined, receivedAt: number }>()
   private readonly endedCounts: Partial<Record<ProviderStatus, number>> = {}
   private lastWake: number | undefined
   private out: ProviderAgentEffect[] = []
@@ -120,10 +120,11 @@ export class ProviderAgent {
   private dispatch (e: ProviderAgentEvent): void {
     switch (e.type) {
       case 'ad-changed': this.ad = e.ad; return
-      case 'holds-changed': this.holds = e.holds.map(ownerAllocation); return
+      case 'holds-changed': this.ownerHolds = e.holds.map(ownerAllocation); return
       case 'job-seen': return this.considerJob(e.job, e.round)
       case 'bid-seen': return this.onBidSeen(e.bid)
       case 'bid-sealed': return this.onBidSealed(e.job, e.round, e.bid, e.payload.expiresAt)
+      case 'award-seen': return this.onAwardSeen(e.award)
       case 'award': return this.onAward(e.award, e.from)
       case 'payment': return this.onPayment(e.bid, e.signer, e.payload)
       case 'cancel': return this.onCancel(e.bid, e.signer, e.payload)
@@ -164,9 +165,14 @@ export class ProviderAgent {
     return { ...this.endedCounts }
   }
 
+  /** Outstanding bids holding GPUs (a shell may skip `award-seen` while there are none). */
+  get heldBids (): number {
+    return this.holds.size
+  }
+
   /** GPUs committed to awarded jobs, and the owner's holds (gold, never preempted). */
   allocations (): Allocation[] {
-    const out: Allocation[] = [...this.holds]
+    const out: Allocation[] = [...this.ownerHolds]
     for (const o of this.live.values()) if (o.allocation !== undefined) out.push(o.allocation)
     return out
   }
@@ -181,6 +187,7 @@ export class ProviderAgent {
     let next: number | undefined
     const at = (t: number | undefined): void => { if (t !== undefined && (next === undefined || t < next)) next = t }
     at(this.pendingMin)
+    if (this.busy.size > 0) at(this.holds.nextUntil())
     for (const o of this.live.values()) {
       if (o.state.wakeAt !== undefined && o.state.wakeAt > o.state.now) at(o.state.wakeAt)
       at(o.start?.until)
@@ -192,7 +199,8 @@ export class ProviderAgent {
   // Bidding
   // -------------------------------------------------------------------------------------------
 
-  private considerJob (job: AgentJob, round: AuctionRoundInfo | undefined): void {
+  /** Decide on a job seen at `receivedAt` (now, or earlier for a job decided again: its window stays as it was). */
+  private considerJob (job: AgentJob, round: AuctionRoundInfo | undefined, receivedAt = this.now): void {
     const id = job.cid.toString()
     const roundNo = round?.round ?? 1
     const ad = this.ad
@@ -206,16 +214,32 @@ export class ProviderAgent {
     const now = this.now
     const p = job.payload
     // timed from receipt (bounded by the skew allowance), so a clock running ahead still gets the window
-    const closesAt = bidWindowClosesAt(round?.opensAt ?? p.issuedAt, p.auction.bidWindowMs, now)
+    const closesAt = bidWindowClosesAt(round?.opensAt ?? p.issuedAt, p.auction.bidWindowMs, receivedAt)
     if (now >= closesAt) return this.note('debug', 'the bid window has closed', { job: id, round: roundNo })
-    const decision = decideBid(p, { ad, allocations: this.allocations(), preemptExactLimit: this.params.preemptExactLimit }, now)
-    if (decision.kind === 'decline') return this.note('debug', 'not bidding', { job: id, round: roundNo, reason: decision.reason, detail: decision.detail })
+    const decision = decideBid(p, { ad, allocations: this.committed(now), preemptExactLimit: this.params.preemptExactLimit }, now)
+    if (decision.kind === 'decline') {
+      if (decision.reason === 'BUSY' && this.holds.size > 0) this.busy.add(k, { job, round, receivedAt }, closesAt)
+      return this.note('debug', 'not bidding', { job: id, round: roundNo, reason: decision.reason, detail: decision.detail })
+    }
+    this.holds.hold(k, { job: id, request: job, round: roundNo, attempt: round?.attempt ?? 1, requester: job.signer, hold: allocationFor(id, p, decision), opensAt: round?.opensAt, closesAt, excluded: round?.excluded, until: closesAt + this.params.bidHoldMs })
     const delay = this.damping
       ? dampingDelayMs(decision.fit, tieBreakUniform(this.peerId, id, roundNo), p.auction.bidWindowMs, this.params.bidDelayFraction, this.params.bidSpreadShare, this.params.dampingGroupSize)
       : 0
     this.pending.set(k, { job, round: roundNo, ...(round !== undefined ? { info: round } : {}), decision, closesAt, at: now + delay })
     this.pendingJobs.set(id, (this.pendingJobs.get(id) ?? 0) + 1)
     this.pendingMin = Math.min(this.pendingMin ?? Infinity, now + delay)
+  }
+
+  /** What a new decision must leave alone: the allocations and the GPUs held by outstanding bids. */
+  private committed (now: number): Allocation[] {
+    const held = this.holds.active(now)
+    return held.length === 0 ? this.allocations() : [...this.allocations(), ...held]
+  }
+
+  /** Holds were released: decide again on the jobs declined BUSY for them, while their windows are open. */
+  private released (keys: readonly string[] | boolean): void {
+    if (keys === false || (Array.isArray(keys) && keys.length === 0) || this.busy.size === 0) return
+    for (const w of this.busy.take(this.now)) this.considerJob(w.job, w.round, w.receivedAt)
   }
 
   private offerFor (job: string, round: number): boolean {
@@ -231,13 +255,14 @@ export class ProviderAgent {
     if (left > 0) this.pendingJobs.set(id, left)
     else this.pendingJobs.delete(id)
     const now = this.now
-    if (this.ad === undefined) return this.note('debug', 'not bidding: this node no longer sells', { job: id, round: p.round })
-    if (now >= p.closesAt) return this.note('debug', 'the bid window closed during the delay', { job: id, round: p.round })
+    const drop = (message: string): void => { this.note('debug', message, { job: id, round: p.round }); this.released(this.holds.release(k)) }
+    if (this.ad === undefined) return drop('not bidding: this node no longer sells')
+    if (now >= p.closesAt) return drop('the bid window closed during the delay')
     // screened and scored as the award will be, at the round's close (protocol/README §5.6 "Damping")
     if (this.damping) {
       const seen = this.seen.bids(id, p.info?.opensAt, now)
       const silent = shouldStaySilent({ job: p.job, price: p.decision.price, seen, decidedAt: Math.max(now, p.closesAt), excluded: p.info?.excluded, enough: this.params.enoughBetterBids, params: this.params.scoring })
-      if (silent) return this.note('debug', 'staying silent: enough better bids seen', { job: id, round: p.round })
+      if (silent) return drop('staying silent: enough better bids seen')
     }
     this.sealing.set(k, p)
     this.out.push({ type: 'send-bid', job: id, round: p.round, request: p.job, decision: p.decision, closesAt: p.closesAt, expiresAt: p.closesAt + this.params.bidGraceMs })
@@ -249,6 +274,7 @@ export class ProviderAgent {
     const p = this.sealing.get(k)
     if (p === undefined) return this.note('warn', 'a sealed bid that was not asked for', { job, round, bid })
     this.sealing.delete(k)
+    this.holds.sealed(k, bid)
     const init = startProviderJob({ job, requester: p.job.signer, bid, gpus: p.job.payload.resources.gpus, offerExpiresAt: expiresAt, heartbeatsPerLease: this.params.heartbeatsPerLease }, this.now)
     const offer: Offer = { job: p.job, id: job, round, bid, bidGpus: p.decision.gpus, ask: p.decision.price, state: init.state, displaces: [], payment: { seq: 0, cumulative: 0, gpuSeconds: 0 } }
     this.live.set(bid, offer)
@@ -264,6 +290,8 @@ export class ProviderAgent {
   private onBidSeen (bid: AuctionBid): void {
     if (bid.signer === this.peerId) return
     if (this.pendingJobs.has(bid.payload.job.toString())) this.seen.add(bid, this.now)
+    // a bid the award will prefer shows this node's bid on the round lost: its GPUs come free
+    if (this.holds.size > 0) this.released(this.holds.bidSeen(bid, this.params.scoring))
   }
 
   // -------------------------------------------------------------------------------------------
@@ -279,10 +307,20 @@ export class ProviderAgent {
       return
     }
     const a = award.payload
+    // the hold ends here: the review commits the allocation (or declines)
+    this.holds.release(key(offer.id, offer.round))
     offer.award = { id: award.id, price: a.price }
     this.out.push({ type: 'award-taken', bid, job: offer.id, award: award.id })
     this.note('info', 'award received', { job: offer.id, award: award.id, price: a.price, attempt: a.attempt })
     this.feed(offer, { type: 'award-received', from: award.signer, award: { award: award.id, bid, attempt: a.attempt, price: a.price, leaseMs: a.leaseMs, billingIntervalSec: a.billingIntervalSec } })
+  }
+
+  /** An award on gossip: this node's bids on the job that it shows lost release their GPUs. */
+  private onAwardSeen (award: AgentAward): void {
+    const a = award.payload
+    const released = this.holds.awardSeen({ job: a.job.toString(), bid: a.bid.toString(), attempt: a.attempt, signer: award.signer })
+    if (released.length > 0) this.note('debug', 'bid lost: GPUs released', { job: a.job.toString(), winner: a.winner })
+    this.released(released)
   }
 
   /** Why `award` cannot be taken on for `offer`, or undefined when it can. */
@@ -298,7 +336,16 @@ export class ProviderAgent {
   /** Re-check the award against the calendar and load now; commit the GPUs (and preempt) when it still fits. */
   private review (offer: Offer, price: number): void {
     const now = this.now
-    const review = reviewAward(offer.id, offer.job.payload, this.ad, this.allocations(), offer.ask, price, now, this.params.preemptExactLimit)
+    // an award in hand beats a tentative hold: reviewed on what is committed; but on the GPUs other
+    // outstanding bids leave free when those serve it as well (no later start, no more preemption),
+    // so their awards still fit
+    const allocations = this.allocations()
+    const committed = this.committed(now)
+    let review = reviewAward(offer.id, offer.job.payload, this.ad, allocations, offer.ask, price, now, this.params.preemptExactLimit)
+    if (review.kind === 'accept' && committed.length > allocations.length) {
+      const around = reviewAward(offer.id, offer.job.payload, this.ad, committed, offer.ask, price, now, this.params.preemptExactLimit)
+      if (around.kind === 'accept' && around.allocation.startedAt <= review.allocation.startedAt && around.decision.preempts.length <= review.decision.preempts.length) review = around
+    }
     if (review.kind === 'decline') {
       this.note('info', 'declining an award', { job: offer.id, reason: review.reason })
       return this.feed(offer, { type: 'decline-award', reason: review.reason })
@@ -384,7 +431,7 @@ export class ProviderAgent {
         case 'review-award': this.review(offer, effect.award.price); break
         case 'wake': break
         case 'ignored': this.note('debug', 'provider event ignored', { job: offer.id, reason: effect.reason }); break
-        case 'start-job': offer.start = { preemptedBy: this.now + this.params.preemptNoticeMs + PREEMPT_MARGIN_MS }; this.tryStart(offer); break
+        case 'start-job': offer.start = { preemptedBy: this.now + this.params.preemptNoticeMs + this.params.preemptMarginMs }; this.tryStart(offer); break
         case 'heartbeat': {
           const final = effect.state === 'failed' || effect.state === 'cancelled' || (effect.state === 'preempted' && isProviderFinal(state.status))
           const message = final ? offer.note ?? state.reason : undefined
@@ -411,12 +458,15 @@ export class ProviderAgent {
     offer.allocation = undefined
     offer.start = undefined
     offer.endedAt = this.now
+    const unheld = this.holds.release(key(offer.id, offer.round))
     const status = offer.state.status
+    if (offer.award !== undefined && (status === 'settled' || status === 'failed')) this.holds.outcome(offer.job.signer, status === 'settled')
     this.endedCounts[status] = (this.endedCounts[status] ?? 0) + 1
     if (offer.award !== undefined) this.closed.set(offer.bid, offer)
     this.out.push({ type: 'offer-ended', bid: offer.bid, job: offer.id, status, ...(offer.state.reason !== undefined ? { reason: offer.state.reason } : {}), awarded: offer.award !== undefined })
     if (offer.award !== undefined) this.note('info', 'job ended', { job: offer.id, status, reason: offer.state.reason })
     for (const o of this.live.values()) if (o.start !== undefined) this.tryStart(o)
+    this.released(unheld || offer.award !== undefined)
   }
 
   /**
@@ -461,11 +511,12 @@ export class ProviderAgent {
     }
     this.drain()
     for (const o of [...this.live.values()]) if (o.start?.until !== undefined && o.start.until <= now) this.tryStart(o)
+    if (this.busy.size > 0) this.released(this.holds.expire(now))
   }
 
-  /** Forget ended offers whose stream never ended, after ENDED_RETENTION_MS. */
+  /** Forget ended offers whose stream never ended, after `endedRetentionMs`. */
   private sweep (): void {
-    for (const [bid, o] of this.closed) if ((o.endedAt ?? 0) + ENDED_RETENTION_MS <= this.now) this.closed.delete(bid)
+    for (const [bid, o] of this.closed) if ((o.endedAt ?? 0) + this.params.endedRetentionMs <= this.now) this.closed.delete(bid)
   }
 
   private note (level: 'debug' | 'info' | 'warn', message: string, fields: Record<string, unknown>): void {

@@ -119,9 +119,13 @@ export class ProviderNode {
     const round = bodyOf(m, 'auction-round')
     if (round !== undefined) return this.onRound(round)
     const bid = bodyOf(m, 'bid')
-    // the agent keeps a bid only while it waits to bid on its job; with nothing pending it drops
-    // every bid, so the shell need not hand it over (the same outcome, without the call: bench:pipeline)
-    if (bid !== undefined && this.agent.pendingBids > 0) return this.feed({ type: 'bid-seen', now: this.now(), bid })
+    // the agent keeps a bid only while it waits to bid on its job, and weighs it against its own bids
+    // that hold GPUs; with neither it drops every bid, so the shell need not hand it over (the same
+    // outcome, without the call: bench:pipeline)
+    if (bid !== undefined && (this.agent.pendingBids > 0 || this.agent.heldBids > 0)) return this.feed({ type: 'bid-seen', now: this.now(), bid })
+    // an award naming another bid frees the GPUs this node's bid on the job held (reservations.ts)
+    const award = bodyOf(m, 'award')
+    if (award !== undefined && this.agent.heldBids > 0) this.feed({ type: 'award-seen', now: this.now(), award: { id: award.cid.toString(), signer: award.signer, payload: award.payload } })
   }
 
   private onRound (r: RoundBody): void {

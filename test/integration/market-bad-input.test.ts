@@ -8,15 +8,16 @@ import type { JobView } from '../../node/market/views.js'
 import type { Message } from '@libp2p/gossipsub'
 import { CID, Identity, cidOfValue, sealEnvelope } from '../../crypto/index.js'
 import { ENVELOPE_DOMAIN, encodePayload, marketTopic, openMessage, payloadTypeOf, sealMessage } from '../../protocol/index.js'
-import { startDaemon, startNetwork, untilJob, waitForAnnouncements, type TestNetwork } from '../helpers/network.js'
+import { startDaemon, untilJob, type TestNetwork } from '../helpers/network.js'
+import { FINAL_STATUSES, SHORT_LEASE_MARKET, TEST_GPU, useNetwork } from '../helpers/market-network.js'
 
 /**
  * Bad input against a running market: forged, tampered, replayed and random gossip; bad and oversized
  * jobs; a restart with a job in flight. Nothing is lost, the daemons stay up, the honest job settles.
  */
-const GPU = 'NVIDIA L40S:46068x1'
-const MARKET = { leaseMs: 3_000, billingIntervalSec: 2 }
-const FINAL = new Set(['settled', 'failed', 'cancelled', 'expired'])
+const GPU = TEST_GPU
+const MARKET = SHORT_LEASE_MARKET
+const FINAL = FINAL_STATUSES
 
 describe('the market under bad input (in-process)', function () {
   this.timeout(180_000)
@@ -24,18 +25,17 @@ describe('the market under bad input (in-process)', function () {
   let requester: Daemon
   let attacker: Daemon
 
-  before(async () => {
-    net = await startNetwork([
-      { region: 'eu-west', gpus: [GPU], priceFloor: 1, market: MARKET },
-      { region: 'eu-west', gpus: [GPU], priceFloor: 2, market: MARKET },
-      { sell: false, market: MARKET },
-      { sell: false, market: MARKET }
-    ])
+  const network = useNetwork([
+    { region: 'eu-west', gpus: [GPU], priceFloor: 1, market: MARKET },
+    { region: 'eu-west', gpus: [GPU], priceFloor: 2, market: MARKET },
+    { sell: false, market: MARKET },
+    { sell: false, market: MARKET }
+  ])
+  before(() => {
+    net = network.net
     requester = net.nodes[2] as Daemon
     attacker = net.nodes[3] as Daemon
-    await waitForAnnouncements(net.nodes, 60_000)
   })
-  after(async () => { await net?.stop() })
 
   const until = untilJob
 

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import type { Daemon } from '../../node/daemon.js'
 import type { JobView } from '../../node/market/views.js'
 import { DEFAULT_CLOCK_SKEW_MS } from '../../protocol/index.js'
-import { startNetwork, untilJob, waitForAnnouncements, type TestNetwork } from '../helpers/network.js'
+import { untilJob, type TestNetwork } from '../helpers/network.js'
+import { FINAL_STATUSES, SHORT_LEASE_MARKET, TEST_GPU, useNetwork } from '../helpers/market-network.js'
 
 /**
  * Providers whose clocks are off (protocol/README §5.4, "When a provider may bid"): each times the bid
@@ -11,9 +12,9 @@ import { startNetwork, untilJob, waitForAnnouncements, type TestNetwork } from '
  * one 120 s ahead sees the window closed long ago (beyond the allowance) and does not bid; one 120 s
  * behind ignores the job as FUTURE_DATED.
  */
-const GPU = 'NVIDIA L40S:46068x1'
-const MARKET = { leaseMs: 3_000, billingIntervalSec: 2 }
-const FINAL = new Set(['settled', 'failed', 'cancelled', 'expired'])
+const GPU = TEST_GPU
+const MARKET = SHORT_LEASE_MARKET
+const FINAL = FINAL_STATUSES
 const skewed = (ms: number) => () => Date.now() + ms
 
 describe('providers with skewed clocks (in-process)', function () {
@@ -25,19 +26,18 @@ describe('providers with skewed clocks (in-process)', function () {
   let behind120: Daemon
   let requester: Daemon
 
-  before(async () => {
-    net = await startNetwork([
-      // the two far-off clocks ask the least: they would win if they bid
-      { region: 'eu-west', gpus: [GPU], priceFloor: 1.5, market: MARKET, now: skewed(5_000) },
-      { region: 'eu-west', gpus: [GPU], priceFloor: 2, market: MARKET, now: skewed(-5_000) },
-      { region: 'eu-west', gpus: [GPU], priceFloor: 0.5, market: MARKET, now: skewed(120_000) },
-      { region: 'eu-west', gpus: [GPU], priceFloor: 0.5, market: MARKET, now: skewed(-120_000) },
-      { sell: false, market: MARKET }
-    ])
+  const network = useNetwork([
+    // the two far-off clocks ask the least: they would win if they bid
+    { region: 'eu-west', gpus: [GPU], priceFloor: 1.5, market: MARKET, now: skewed(5_000) },
+    { region: 'eu-west', gpus: [GPU], priceFloor: 2, market: MARKET, now: skewed(-5_000) },
+    { region: 'eu-west', gpus: [GPU], priceFloor: 0.5, market: MARKET, now: skewed(120_000) },
+    { region: 'eu-west', gpus: [GPU], priceFloor: 0.5, market: MARKET, now: skewed(-120_000) },
+    { sell: false, market: MARKET }
+  ])
+  before(() => {
+    net = network.net
     ;[ahead5, behind5, ahead120, behind120, requester] = net.nodes as [Daemon, Daemon, Daemon, Daemon, Daemon]
-    await waitForAnnouncements(net.nodes, 60_000)
   })
-  after(async () => { await net?.stop() })
 
   const until = untilJob
 

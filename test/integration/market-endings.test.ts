@@ -1,15 +1,16 @@
 import assert from 'node:assert/strict'
 import type { Daemon } from '../../node/daemon.js'
 import type { JobView, LedgerEntry } from '../../node/market/views.js'
-import { startNetwork, untilJob, waitForAnnouncements, type TestNetwork } from '../helpers/network.js'
+import { untilJob, type TestNetwork } from '../helpers/network.js'
+import { SHORT_LEASE_MARKET, TEST_GPU, useNetwork } from '../helpers/market-network.js'
 
 /**
  * Issue 9, bug 7: both ledgers hold every award, with the same amount, in the endings the other
  * tests do not reach: a job cancelled right after its award (before it ran), and one cancelled
  * while it runs before any interval is paid.
  */
-const GPU = 'NVIDIA L40S:46068x1'
-const MARKET = { leaseMs: 3_000, billingIntervalSec: 2 }
+const GPU = TEST_GPU
+const MARKET = SHORT_LEASE_MARKET
 
 describe('both ledgers agree on every ending (in-process)', function () {
   this.timeout(180_000)
@@ -17,16 +18,15 @@ describe('both ledgers agree on every ending (in-process)', function () {
   let requester: Daemon
   let seller: Daemon
 
-  before(async () => {
-    net = await startNetwork([
-      { region: 'eu-west', gpus: [GPU], priceFloor: 1, market: MARKET },
-      { sell: false, market: MARKET }
-    ])
+  const network = useNetwork([
+    { region: 'eu-west', gpus: [GPU], priceFloor: 1, market: MARKET },
+    { sell: false, market: MARKET }
+  ])
+  before(() => {
+    net = network.net
     seller = net.nodes[0] as Daemon
     requester = net.nodes[1] as Daemon
-    await waitForAnnouncements(net.nodes, 60_000)
   })
-  after(async () => { await net?.stop() })
 
   const submit = async (): Promise<string> => (await requester.market!.submit({
     command: ['/bin/sh', '-c', 'sleep 30; echo late > out.txt'], outputs: ['out.txt'], maxRuntimeSec: 60, maxPrice: 3, bidWindowMs: 500

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { readFile } from 'node:fs/promises'
 import type { Daemon } from '../../node/daemon.js'
 import type { JobView } from '../../node/market/views.js'
-import { startNetwork, untilJob, waitForAnnouncements, type TestNetwork } from '../helpers/network.js'
+import { untilJob, type TestNetwork } from '../helpers/network.js'
+import { FINAL_STATUSES, sellerAndBuyer, useNetwork } from '../helpers/market-network.js'
 
 /**
  * A receipt whose outputs take longer than one lease to fetch, over real libp2p between real daemons
@@ -13,7 +14,7 @@ import { startNetwork, untilJob, waitForAnnouncements, type TestNetwork } from '
 
 const LEASE_MS = 1_000
 const MARKET = { leaseMs: LEASE_MS, billingIntervalSec: 1 }
-const FINAL = new Set(['settled', 'failed', 'cancelled', 'expired'])
+const FINAL = FINAL_STATUSES
 /** 4 MiB of output: the provider allows 1 s (interval) + 1 s (lease) + 4 s (at 1 MiB/s) for the final payment. */
 const OUTPUT_BYTES = 4 * 1024 * 1024
 /** Held back before the manifest fetch: longer than two leases, well inside the provider's allowance. */
@@ -25,15 +26,11 @@ describe('a receipt whose outputs take longer than a lease to fetch (in-process)
   let provider: Daemon
   let requester: Daemon
 
-  before(async () => {
-    net = await startNetwork([
-      { region: 'eu', gpus: ['NVIDIA L4:23034'], priceFloor: 1, market: MARKET },
-      { sell: false, market: MARKET }
-    ])
+  const network = useNetwork(sellerAndBuyer(MARKET), { announce: (nodes) => nodes.slice(0, 1) })
+  before(() => {
+    net = network.net
     ;[provider, requester] = net.nodes as [Daemon, Daemon]
-    await waitForAnnouncements([provider], 60_000)
   })
-  after(async () => { await net?.stop() })
 
   it('settles on the first provider, with no failure report on either side', async () => {
     const blob = requester.node.services.blob

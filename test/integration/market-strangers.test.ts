@@ -3,16 +3,17 @@ import { CID, Identity, cidOfValue } from '../../crypto/index.js'
 import type { Daemon } from '../../node/daemon.js'
 import type { JobView, LedgerEntry } from '../../node/market/views.js'
 import { marketTopic, sealMessage } from '../../protocol/index.js'
-import { startNetwork, untilJob, waitForAnnouncements, type TestNetwork } from '../helpers/network.js'
+import { untilJob, type TestNetwork } from '../helpers/network.js'
+import { FINAL_STATUSES, SHORT_LEASE_MARKET, TEST_GPU, useNetwork } from '../helpers/market-network.js'
 
 /**
  * Issue 9, bug 10, over real libp2p: three throw-away identities underbid every round and never
  * answer the exec stream (no node holds their keys: the award cannot even be delivered). Each costs
  * the job one lease, but none uses up its attempts: the honest provider's job completes.
  */
-const GPU = 'NVIDIA L40S:46068x1'
-const MARKET = { leaseMs: 3_000, billingIntervalSec: 2 }
-const FINAL = new Set(['settled', 'failed', 'cancelled', 'expired'])
+const GPU = TEST_GPU
+const MARKET = SHORT_LEASE_MARKET
+const FINAL = FINAL_STATUSES
 
 describe('throw-away identities that underbid and never answer (in-process)', function () {
   this.timeout(180_000)
@@ -20,17 +21,16 @@ describe('throw-away identities that underbid and never answer (in-process)', fu
   let requester: Daemon
   let attacker: Daemon
 
-  before(async () => {
-    net = await startNetwork([
-      { region: 'eu-west', gpus: [GPU], priceFloor: 1, market: MARKET },
-      { sell: false, market: MARKET },
-      { sell: false, market: MARKET }
-    ])
+  const network = useNetwork([
+    { region: 'eu-west', gpus: [GPU], priceFloor: 1, market: MARKET },
+    { sell: false, market: MARKET },
+    { sell: false, market: MARKET }
+  ])
+  before(() => {
+    net = network.net
     requester = net.nodes[1] as Daemon
     attacker = net.nodes[2] as Daemon
-    await waitForAnnouncements(net.nodes, 60_000)
   })
-  after(async () => { await net?.stop() })
 
   const strangers = [1, 2, 3].map((i) => {
     const seed = new Uint8Array(32).fill(23)

@@ -9,7 +9,8 @@ import { sealAwardResponse, sealStatus } from '../../node/market/provider-messag
 import { MAX_JOB_LOG_BYTES } from '../../node/market/requester.js'
 import type { JobView } from '../../node/market/views.js'
 import { LOG_WINDOW, MAX_LOG_CHUNK, type ExecChannel } from '../../node/services/exec.js'
-import { startNetwork, untilJob, waitForAnnouncements, type TestNetwork } from '../helpers/network.js'
+import { untilJob, type TestNetwork } from '../helpers/network.js'
+import { FINAL_STATUSES, sellerAndBuyer, useNetwork } from '../helpers/market-network.js'
 
 /**
  * The exec stream under load and abuse, over real libp2p (memory transport, yamux) between real
@@ -19,7 +20,7 @@ import { startNetwork, untilJob, waitForAnnouncements, type TestNetwork } from '
  */
 
 const MARKET = { leaseMs: 30_000, billingIntervalSec: 2 }
-const FINAL = new Set(['settled', 'failed', 'cancelled', 'expired'])
+const FINAL = FINAL_STATUSES
 
 describe('exec streams: any amount of log, and peers that overfill or break them (in-process)', function () {
   this.timeout(120_000)
@@ -27,15 +28,11 @@ describe('exec streams: any amount of log, and peers that overfill or break them
   let provider: Daemon
   let requester: Daemon
 
-  before(async () => {
-    net = await startNetwork([
-      { region: 'eu', gpus: ['NVIDIA L4:23034'], priceFloor: 1, market: MARKET },
-      { sell: false, market: MARKET }
-    ])
+  const network = useNetwork(sellerAndBuyer(MARKET), { announce: (nodes) => nodes.slice(0, 1) })
+  before(() => {
+    net = network.net
     ;[provider, requester] = net.nodes as [Daemon, Daemon]
-    await waitForAnnouncements([provider], 60_000)
   })
-  after(async () => { await net?.stop() })
 
   async function submit (fields: Record<string, unknown>): Promise<string> {
     const { job } = await requester.market!.submit({ gpus: 1, maxPrice: 2, bidWindowMs: 700, maxRuntimeSec: 60, outputs: ['out.txt'], ...fields })

@@ -5,7 +5,8 @@ import { CID } from '../../crypto/index.js'
 import type { Daemon } from '../../node/daemon.js'
 import type { AuditResult } from '../../node/market/audit.js'
 import type { JobView, LedgerEntry } from '../../node/market/views.js'
-import { startNetwork, untilJob, waitForAnnouncements, type NodeSpec, type TestNetwork } from '../helpers/network.js'
+import { untilJob, type NodeSpec, type TestNetwork } from '../helpers/network.js'
+import { FINAL_STATUSES, SHORT_LEASE_MARKET, useNetwork } from '../helpers/market-network.js'
 
 /**
  * The market end to end in one process: 10 providers with different hardware, prices, regions,
@@ -27,7 +28,7 @@ function closedForADay (): string[] {
   return [`${day} 00:00-24:00`]
 }
 
-const MARKET = { leaseMs: 3_000, billingIntervalSec: 2 }
+const MARKET = SHORT_LEASE_MARKET
 
 const PROVIDERS: Array<NodeSpec & { name: string }> = [
   { name: 'h100-eu', region: 'eu-west', gpus: [`${H100}x2`], priceFloor: 3.0 },
@@ -42,7 +43,7 @@ const PROVIDERS: Array<NodeSpec & { name: string }> = [
   { name: '4090-eu', region: 'eu-west', gpus: [`${RTX4090}x2`], priceFloor: 0.5 }
 ].map((p) => ({ ...p, market: MARKET }))
 
-const FINAL = new Set(['settled', 'failed', 'cancelled', 'expired'])
+const FINAL = FINAL_STATUSES
 
 describe('the market: 10 providers, 1 requester (in-process)', function () {
   this.timeout(300_000)
@@ -51,12 +52,11 @@ describe('the market: 10 providers, 1 requester (in-process)', function () {
   const provider = (name: string): Daemon => net.nodes[PROVIDERS.findIndex((p) => p.name === name)] as Daemon
   const nameOf = (peer: string | undefined): string => PROVIDERS[net.nodes.findIndex((n) => n.identity.peerId === peer)]?.name ?? `unknown ${peer}`
 
-  before(async () => {
-    net = await startNetwork([...PROVIDERS, { sell: false, market: MARKET }], { bootstrapCount: 1 })
+  const network = useNetwork([...PROVIDERS, { sell: false, market: MARKET }], { bootstrapCount: 1, announceTimeoutMs: 120_000 })
+  before(() => {
+    net = network.net
     requester = net.nodes[PROVIDERS.length] as Daemon
-    await waitForAnnouncements(net.nodes, 120_000)
   })
-  after(async () => { await net?.stop() })
 
   async function submit (fields: Record<string, unknown>): Promise<string> {
     const market = requester.market

@@ -403,7 +403,8 @@ describe('the provider market (two bare nodes, the requester played by hand)', f
     const request = sealMessage(requesterId, 'job-request', {
       v: 1, issuedAt: now, expiresAt: now + 3_600_000, nonce: randomNonce(16),
       workload: { executor: 'process', argv: ['/bin/true'], env: {}, inputs: [], outputs: [], maxRuntimeSec: 60, network: false },
-      resources: { gpus: 1, minVramGB: 16, models: [], cpuCores: 1, memoryMiB: 256, diskMiB: 100 },
+      // no GPU: its pending bid holds none (protocol/README §5.6, "Reservations"), so the tests after it find the GPU free
+      resources: { gpus: 0, minVramGB: 0, models: [], cpuCores: 1, memoryMiB: 256, diskMiB: 100 },
       sla: { tier: 'silver', maxPrice: 2 * PRICE, maxStartDelaySec: 60 },
       placement: { regions: [], residency: 'prefer' },
       verification: { mode: 'none' },
@@ -427,7 +428,8 @@ describe('the provider market (two bare nodes, the requester played by hand)', f
       const request = sealMessage(requesterId, 'job-request', {
         v: 1, issuedAt: now, expiresAt: now + 3_600_000, nonce: randomNonce(16),
         workload: { executor: 'process', argv: ['/bin/true'], env: {}, inputs: [], outputs: [], maxRuntimeSec: 60, network: false },
-        resources: { gpus: 1, minVramGB: 16, models: [], cpuCores: 1, memoryMiB: 256, diskMiB: 100 },
+        // no GPU: the first run's bid, still waiting for its award, holds none when the second is decided
+        resources: { gpus: 0, minVramGB: 0, models: [], cpuCores: 1, memoryMiB: 256, diskMiB: 100 },
         sla: { tier: 'silver', maxPrice: 2 * PRICE, maxStartDelaySec: 60 },
         placement: { regions: [], residency: 'prefer' },
         verification: { mode: 'none' },

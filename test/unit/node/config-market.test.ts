@@ -39,6 +39,9 @@ const BOUNDS: Array<[string, number, number, boolean]> = [
   ['enoughBetterBids', 1, 1_000_000, true],
   ['preemptNoticeMs', 0, 600_000, true],
   ['preemptExactLimit', 0, 16, true],
+  ['preemptMarginMs', 0, 600_000, true],
+  ['bidHoldMs', 0, 60_000, true],
+  ['endedRetentionMs', 60_000, 86_400_000, true],
   ['bidGraceMs', 30_001, 3_600_000, true],
   ['seenBids.maxJobs', 1, 1_000_000, true],
   ['seenBids.maxPerJob', 1, 4_096, true],
@@ -93,6 +96,16 @@ describe('config.json: the market section', () => {
     assert.equal(issues({ damping: 'no' })[0]?.field, 'market.damping')
     assert.equal(issues({ seenBids: 5 })[0]?.field, 'market.seenBids')
     assert.equal(issues(5)[0]?.field, 'market')
+  })
+
+  it('every bad field is named at once: unknown keys, wrong types, ranges, nested and scoring, in one error', () => {
+    const found = issues({ leaseMs: 999, leese: 1, damping: 'no', seenBids: { maxPerJob: 0, max: 1 }, bidHoldMs: -1, scoring: { unknownReliability: 2 } })
+    assert.deepEqual(found.map((i) => i.field).sort(), [
+      'market.bidHoldMs', 'market.damping', 'market.leaseMs', 'market.leese', 'market.scoring.unknownReliability', 'market.seenBids.max', 'market.seenBids.maxPerJob'
+    ])
+    assert.ok(found.every((i) => i.source === 'config.json'))
+    // a section that is not an object is named, and the rest are still checked
+    assert.deepEqual(issues({ seenBids: 5, leaseMs: 999 }).map((i) => i.field).sort(), ['market.leaseMs', 'market.seenBids'])
   })
 
   it('from config.json on disk, a bad value names the file', async () => {

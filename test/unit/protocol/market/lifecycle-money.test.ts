@@ -9,49 +9,16 @@
 import assert from 'node:assert/strict'
 import {
   chargeFor, intervalsCharge, nextProviderDeadline, nextRequesterDeadline, paidUntil, paymentGraceMs, outputFetchAllowanceMs,
-  reduceProvider, reduceRequester, startProviderJob, startRequesterJob,
-  type AwardTerms, type ProviderEffect, type ProviderEvent, type ProviderJob, type RequesterEffect, type RequesterEvent, type RequesterJob, type RequesterJobInit
+  reduceProvider, reduceRequester, startRequesterJob,
+  type ProviderEffect, type ProviderEvent, type ProviderJob, type RequesterEffect, type RequesterEvent, type RequesterJob, type RequesterJobInit
 } from '../../../../protocol/market/lifecycle.js'
+import { INIT, LEASE_MS, P1, PRICE, REQ, at, only, playP, playR, runningProvider, tick } from '../../../helpers/lifecycle-builders.js'
 
-/** 2026-01-01T00:00:00Z */
-const T0 = 1_767_225_600_000
-const at = (ms: number): number => T0 + ms
-const JOB = 'bafyreijob'
-const REQ = 'req-peer'
-const P1 = 'provider-1'
-/** 1000 micros per GPU-second. */
-const PRICE = 3_600_000
 const INTERVAL_MS = 60_000
-const LEASE_MS = 90_000
 
-const INIT: RequesterJobInit = { job: JOB, bidWindowMs: 1000, expiresAt: at(3_600_000), gpus: 2, maxRuntimeSec: 3600, leaseMs: LEASE_MS, billingIntervalSec: 60 }
-const TERMS: AwardTerms = { award: 'bafyreiaward', bid: 'b1', attempt: 1, price: PRICE, leaseMs: LEASE_MS, billingIntervalSec: 60 }
-
-function playR (state: RequesterJob, events: RequesterEvent[]): { state: RequesterJob, effects: RequesterEffect[] } {
-  const effects: RequesterEffect[] = []
-  for (const e of events) {
-    const t = reduceRequester(state, e)
-    state = t.state
-    effects.push(...t.effects)
-  }
-  return { state, effects }
-}
-
-function playP (state: ProviderJob, events: ProviderEvent[]): { state: ProviderJob, effects: ProviderEffect[] } {
-  const effects: ProviderEffect[] = []
-  for (const e of events) {
-    const t = reduceProvider(state, e)
-    state = t.state
-    effects.push(...t.effects)
-  }
-  return { state, effects }
-}
-
-const tick = (ms: number): { type: 'tick', now: number } => ({ type: 'tick', now: at(ms) })
 const hb = (ms: number, seq: number, gpuSeconds = 0): RequesterEvent => ({ type: 'heartbeat', now: at(ms), provider: P1, seq, state: 'running', gpuSeconds })
 const payment = (ms: number, cumulative: number, interval: number): ProviderEvent => ({ type: 'payment-received', now: at(ms), from: REQ, cumulative, interval })
 const failureReasons = (effects: Array<RequesterEffect | ProviderEffect>): string[] => effects.flatMap((e) => e.type === 'record-failure' ? [e.reason] : [])
-const only = <E extends { type: string }>(effects: E[], type: E['type']): E[] => effects.filter((e) => e.type === type)
 
 /** Awarded to P1 at +1000, accepted at +1200, reported running at +2000 (the billing anchor). */
 function runningRequester (init: Partial<RequesterJobInit> = {}): RequesterJob {
@@ -61,16 +28,6 @@ function runningRequester (init: Partial<RequesterJobInit> = {}): RequesterJob {
     { type: 'bidding-closed', now: at(1000), winner: { bid: 'b1', provider: P1, price: PRICE } },
     { type: 'award-accepted', now: at(1200), provider: P1 },
     hb(2000, 1)
-  ]).state
-}
-
-/** A provider job for bid b1 with `gpus` GPUs, awarded TERMS at +1000, accepted at +1100, started at +2000. */
-function runningProvider (gpus = 2, terms: AwardTerms = TERMS): ProviderJob {
-  return playP(startProviderJob({ job: JOB, requester: REQ, bid: 'b1', gpus, offerExpiresAt: at(60_000) }, at(0)).state, [
-    { type: 'award-received', now: at(1000), from: REQ, award: terms },
-    { type: 'accept-award', now: at(1100) },
-    { type: 'inputs-fetched', now: at(1500) },
-    { type: 'started', now: at(2000) }
   ]).state
 }
 

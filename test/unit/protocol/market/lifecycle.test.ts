@@ -9,32 +9,12 @@ import {
   type AwardEnding, type AwardTerms, type ProviderEffect, type ProviderEvent, type ProviderJob, type ProviderStatus, type ProviderTransition,
   type RequesterEffect, type RequesterEvent, type RequesterJob, type RequesterJobInit, type RequesterStatus, type RequesterTransition
 } from '../../../../protocol/market/lifecycle.js'
+import { INIT, JOB, P1, PRICE, REQ, T0, TERMS, at, only, play, runningProvider as runningProviderThrough, tick } from '../../../helpers/lifecycle-builders.js'
 
-/** 2026-01-01T00:00:00Z */
-const T0 = 1_767_225_600_000
-const at = (ms: number): number => T0 + ms
-
-const JOB = 'bafyreijob'
-const REQ = 'req-peer'
 const STRANGER = 'stranger-peer'
-const P1 = 'provider-1'
 const P2 = 'provider-2'
 const P3 = 'provider-3'
 const PROVIDERS = [P1, P2, P3]
-/** 1000 micros per GPU-second: 2 GPUs × 60 s = 120_000 micros per interval. */
-const PRICE = 3_600_000
-
-const INIT: RequesterJobInit = {
-  job: JOB,
-  bidWindowMs: 1000,
-  expiresAt: at(3_600_000),
-  gpus: 2,
-  maxRuntimeSec: 3600,
-  leaseMs: 90_000,
-  billingIntervalSec: 60
-}
-
-const TERMS: AwardTerms = { award: 'bafyreiaward', bid: 'b1', attempt: 1, price: PRICE, leaseMs: 90_000, billingIntervalSec: 60 }
 
 // ---------------------------------------------------------------------------------------------
 // Harness: every step goes through here, so the transitions seen can be checked against the tables
@@ -57,25 +37,8 @@ function stepP (s: ProviderJob, e: ProviderEvent): ProviderTransition {
   return t
 }
 
-function playR (state: RequesterJob, events: RequesterEvent[]): { state: RequesterJob, effects: RequesterEffect[] } {
-  const effects: RequesterEffect[] = []
-  for (const e of events) {
-    const t = stepR(state, e)
-    state = t.state
-    effects.push(...t.effects)
-  }
-  return { state, effects }
-}
-
-function playP (state: ProviderJob, events: ProviderEvent[]): { state: ProviderJob, effects: ProviderEffect[] } {
-  const effects: ProviderEffect[] = []
-  for (const e of events) {
-    const t = stepP(state, e)
-    state = t.state
-    effects.push(...t.effects)
-  }
-  return { state, effects }
-}
+const playR = (state: RequesterJob, events: RequesterEvent[]): { state: RequesterJob, effects: RequesterEffect[] } => play(state, events, stepR)
+const playP = (state: ProviderJob, events: ProviderEvent[]): { state: ProviderJob, effects: ProviderEffect[] } => play(state, events, stepP)
 
 /** Play `[event, effects, status]` rows, checking each step's effects exactly. */
 function traceR (start: RequesterTransition, rows: Array<[RequesterEvent, RequesterEffect[], RequesterStatus]>): RequesterJob {
@@ -100,7 +63,6 @@ function traceP (start: ProviderTransition, rows: Array<[ProviderEvent, Provider
   return state
 }
 
-const tick = (ms: number) => ({ type: 'tick' as const, now: at(ms) })
 /** A screened bid; its effective price is its price unless given. */
 const bid = (ms: number, b: string, provider: string, price = 1000, effectivePrice = price): RequesterEvent => ({ type: 'bid-received', now: at(ms), bid: b, provider, price, effectivePrice })
 const closed = (ms: number, b?: string, provider?: string, price = PRICE): RequesterEvent =>
@@ -133,19 +95,8 @@ function awardAgain (s: RequesterJob, ms: number, b: string, provider: string): 
   return playR(s, [bid(ms, b, provider), tick(ms + 1000), closed(ms + 1000, b, provider), accepted(ms + 1100, provider)]).state
 }
 
-/** A provider job for bid b1, awarded TERMS, accepted at +1100, running since +2000. */
-function runningProvider (): ProviderJob {
-  return playP(startProviderJob({ job: JOB, requester: REQ, bid: 'b1', gpus: 2, offerExpiresAt: at(60_000) }, at(0)).state, [
-    { type: 'award-received', now: at(1000), from: REQ, award: TERMS },
-    { type: 'accept-award', now: at(1100) },
-    { type: 'inputs-fetched', now: at(1500) },
-    { type: 'started', now: at(2000) }
-  ]).state
-}
-
-function only<E extends { type: string }> (effects: E[], type: string): E[] {
-  return effects.filter((e) => e.type === type)
-}
+/** A provider job for bid b1, awarded TERMS, accepted at +1100, running since +2000 (every step checked). */
+const runningProvider = (): ProviderJob => runningProviderThrough(2, TERMS, stepP)
 
 // ---------------------------------------------------------------------------------------------
 

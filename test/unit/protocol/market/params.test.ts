@@ -22,6 +22,11 @@ describe('MarketParams', () => {
       [{ bidDelayFraction: 0 }, { bidDelayFraction: 1.01 }, 'bidDelayFraction'],
       [{ enoughBetterBids: 1 }, { enoughBetterBids: 0 }, 'enoughBetterBids'],
       [{ preemptNoticeMs: 0 }, { preemptNoticeMs: -1 }, 'preemptNoticeMs'],
+      [{ preemptMarginMs: 600_000 }, { preemptMarginMs: 600_001 }, 'preemptMarginMs'],
+      [{ bidHoldMs: 0 }, { bidHoldMs: -1 }, 'bidHoldMs'],
+      [{ bidHoldMs: 60_000 }, { bidHoldMs: 60_001 }, 'bidHoldMs'],
+      [{ bidGraceMs: 40_000, bidHoldMs: 40_000 }, { bidGraceMs: 40_000, bidHoldMs: 40_001 }, 'bidHoldMs'],
+      [{ endedRetentionMs: 60_000 }, { endedRetentionMs: 59_999 }, 'endedRetentionMs'],
       [{ bidGraceMs: DEFAULT_CLOCK_SKEW_MS + 1 }, { bidGraceMs: DEFAULT_CLOCK_SKEW_MS }, 'bidGraceMs'],
       [{ seenBids: { maxJobs: 1 } }, { seenBids: { maxJobs: 0 } }, 'seenBids.maxJobs'],
       [{ maxFailedAttempts: 16 }, { maxFailedAttempts: 17 }, 'maxFailedAttempts'],
@@ -31,6 +36,16 @@ describe('MarketParams', () => {
       createMarketParams(ok)
       assert.throws(() => createMarketParams(bad), (err: unknown) => err instanceof InvalidMarketParamsError && err.field === field && err.message.startsWith(`market.${field}: `), field)
     }
+  })
+
+  it('names every parameter out of range in one error, the first as `field`', () => {
+    assert.throws(() => createMarketParams({ leaseMs: 999, damping: 'x' as unknown as boolean, endedRetentionMs: 0, scoring: { unknownReliability: 2 } }), (err: unknown) => {
+      assert.ok(err instanceof InvalidMarketParamsError)
+      assert.deepEqual(err.problems.map((p) => p.field), ['leaseMs', 'endedRetentionMs', 'damping', 'scoring.unknownReliability'])
+      assert.equal(err.field, 'leaseMs')
+      assert.match(err.message, /^market\.leaseMs: .*; market\.endedRetentionMs: .*; market\.damping: .*; market\.scoring\.unknownReliability: /)
+      return true
+    })
   })
 
   it('refuses NaN and non-numbers', () => {

@@ -397,19 +397,21 @@ describe('the provider agent at its edges', () => {
       assert.equal(h.agent.ended[ended?.status ?? 'failed'], 1)
     })
 
-    it('an ended awarded offer waits ENDED_RETENTION_MS for a late payment, then is forgotten', () => {
-      const h = new Harness(defaultMarketParams, false)
-      const job = makeJob()
-      const r = h.running(job)
-      const cancel = h.send({ type: 'cancel', now: h.now, bid: r.bid, signer: REQUESTER, payload: { v: 1, issuedAt: h.now, expiresAt: h.now + H, job: job.cid, award: cidFromString(r.award), reason: 'stop' } })
-      assert.ok(has(cancel, 'offer-ended', (e) => e.status === 'cancelled'))
-      const endedAt = h.now
-      h.tick(endedAt + ENDED_RETENTION_MS - 1)
-      assert.equal(h.agent.offer(r.bid)?.state.status, 'cancelled')
-      h.tick(endedAt + ENDED_RETENTION_MS)
-      assert.equal(h.agent.offer(r.bid), undefined)
-      assert.deepEqual(h.payment(job, r.bid, r.award, { seq: 1, cumulative: 5 }).filter((e) => e.type !== 'note'), [])
-    })
+    for (const retention of [ENDED_RETENTION_MS, 60_000]) {
+      it(`an ended awarded offer waits endedRetentionMs (${retention} ms) for a late payment, then is forgotten`, () => {
+        const h = new Harness(createMarketParams({ endedRetentionMs: retention }), false)
+        const job = makeJob()
+        const r = h.running(job)
+        const cancel = h.send({ type: 'cancel', now: h.now, bid: r.bid, signer: REQUESTER, payload: { v: 1, issuedAt: h.now, expiresAt: h.now + H, job: job.cid, award: cidFromString(r.award), reason: 'stop' } })
+        assert.ok(has(cancel, 'offer-ended', (e) => e.status === 'cancelled'))
+        const endedAt = h.now
+        h.tick(endedAt + retention - 1)
+        assert.equal(h.agent.offer(r.bid)?.state.status, 'cancelled')
+        h.tick(endedAt + retention)
+        assert.equal(h.agent.offer(r.bid), undefined)
+        assert.deepEqual(h.payment(job, r.bid, r.award, { seq: 1, cumulative: 5 }).filter((e) => e.type !== 'note'), [])
+      })
+    }
 
     it('requester-gone after the end forgets the kept offer', () => {
       const h = new Harness(defaultMarketParams, false)

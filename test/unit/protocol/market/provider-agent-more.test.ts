@@ -29,20 +29,20 @@ const SHELL_EFFECTS = new Set([
 
 describe('the provider agent, more', () => {
   describe('GPUs and starts', () => {
-    it('two bids made on the same free GPUs: the second award runs on the GPUs still free, never on the first job\'s', () => {
+    it('two outstanding bids hold different GPUs (reservations.ts), and each award runs on its own bid\'s GPUs', () => {
       const h = new Harness(defaultMarketParams, false)
       const a = makeJob({ n: 1, gpus: 2 })
       const b = makeJob({ n: 2, gpus: 2 })
       const bidA = h.bidOn(a)
       const bidB = h.bidOn(b)
-      assert.deepEqual([bidA.payload.gpus, bidB.payload.gpus], [['GPU-0', 'GPU-1'], ['GPU-0', 'GPU-1']])
+      assert.deepEqual([bidA.payload.gpus, bidB.payload.gpus], [['GPU-0', 'GPU-1'], ['GPU-2', 'GPU-3']])
       h.award(b, bidB)
       const startB = starts(h.send({ type: 'inputs-fetched', now: h.now, bid: bidB.bid }), bidB.bid)
-      assert.deepEqual(startB.map((s) => s.gpus), [['GPU-0', 'GPU-1']])
+      assert.deepEqual(startB.map((s) => s.gpus), [['GPU-2', 'GPU-3']])
       h.award(a, bidA)
       const startA = starts(h.send({ type: 'inputs-fetched', now: h.now, bid: bidA.bid }), bidA.bid)
-      assert.deepEqual(startA.map((s) => s.gpus), [['GPU-2', 'GPU-3']])
-      assert.deepEqual(h.agent.offer(bidA.bid)?.gpus, ['GPU-2', 'GPU-3'])
+      assert.deepEqual(startA.map((s) => s.gpus), [['GPU-0', 'GPU-1']])
+      assert.deepEqual(h.agent.offer(bidA.bid)?.gpus, ['GPU-0', 'GPU-1'])
       assert.deepEqual(h.agent.allocations().map((al) => al.gpus).sort(), [['GPU-0', 'GPU-1'], ['GPU-2', 'GPU-3']])
     })
 
