@@ -20,6 +20,10 @@ import { parseJobCsv } from '../workloads/generic-csv.js'
 import { resampleJobs } from '../workloads/synthetic.js'
 import { buildWorkload } from '../workloads/workload.js'
 import { scenarioPrices } from './pricing.js'
+import { peerIdOf } from '../harness/ids.js'
+import type { NetworkModel } from '../harness/network.js'
+import { countryNetwork } from '../network/country-network.js'
+import { parseRttTable } from '../network/rtt-table.js'
 import type { Scenario, ScenarioData, ScenarioOptions, ScenarioResult } from './scenario.js'
 
 /** The trace's busy window, trace seconds, and how much closer its arrivals come. */
@@ -46,6 +50,32 @@ export function marketWorkload (data: ScenarioData, options: ScenarioOptions): {
   return buildWorkload({ name, fleet: built.workload.fleet, ownerWork: built.workload.ownerWork, jobs, horizonMs, dropped: built.summary.dropped, censored: built.summary.censored })
 }
 
+/**
+ * The RIPE Atlas delays between the nodes' countries (network/country-network.ts). A renter
+ * (`peer:renter-<region>`) sits in the country of the first node of its region, a global one in the
+ * fleet's most common country.
+ */
+export function measuredNetwork (rttCsv: string, workload: Workload): (prng: Prng) => NetworkModel {
+  const table = parseRttTable(rttCsv)
+  const byPeer = new Map<string, string>()
+  const byRegion = new Map<string, string>()
+  const counts = new Map<string, number>()
+  for (const n of workload.fleet) {
+    byPeer.set(peerIdOf(n.id), n.country)
+    if (!byRegion.has(n.region)) byRegion.set(n.region, n.country)
+    counts.set(n.country, (counts.get(n.country) ?? 0) + 1)
+  }
+  let common = 'US'
+  for (const [c, k] of counts) if (k > (counts.get(common) ?? 0)) common = c
+  const countryOf = (peer: string): string => {
+    const known = byPeer.get(peer)
+    if (known !== undefined) return known
+    const region = peer.startsWith('peer:renter-') ? peer.slice('peer:renter-'.length) : undefined
+    return (region === undefined ? undefined : byRegion.get(region)) ?? common
+  }
+  return (prng) => countryNetwork(table, countryOf, prng)
+}
+
 export const market: Scenario = {
   name: 'market',
   summary: 'the Alibaba 2023 trace on its fleet: gpumesh against the old way, a central matcher, lowest-price-only and random',
@@ -58,6 +88,7 @@ export const market: Scenario = {
     const capOf = (job: Workload['jobs'][number]): number => prices.capOf(job) ?? 0
     const gpumesh = runMarket(workload, {
       seed: options.seed,
+      ...(data.rtt !== undefined ? { network: measuredNetwork(data.rtt, workload) } : {}),
       floorOf: prices.floorOf,
       capOf,
       ...(options.onProgress !== undefined ? { onProgress: (done: number, total: number) => options.onProgress?.('gpumesh', done, total), progressEvery: 50 } : {})
@@ -79,7 +110,7 @@ export const market: Scenario = {
       assumptions: [
         'Fleet and pods: Alibaba GPU cluster trace 2023 (openb, Weng et al., USENIX ATC 2023); G1–G3 taken as A100s (simulations/workloads/README.md).',
         'Load: days 112–149 of the trace with arrivals 150× closer and real durations; 30 % of the pods are outside renters, the rest the owners\' own work.',
-        'Places: nodes drawn over countries from an assumed GPU fleet distribution (simulations/network/geo.ts); latency by region (harness regionNetwork).',
+        'Places: nodes drawn over countries from an assumed GPU fleet distribution (simulations/network/geo.ts); one-way delays drawn from the RIPE Atlas inter-country RTT table (simulations/network/).',
         'Prices: list = the snapshot\'s on-demand median per model; a renter\'s cap = the cheapest fitting list price; an owner\'s floor = 40–70 % of its model\'s list price.',
         'gpumesh runs with a 10-minute lease and hourly billing (simulations/market/run-market.ts SIM_MARKET_PARAMS); every other market parameter is the daemon\'s default.'
       ]
