@@ -1,0 +1,112 @@
+/**
+ * npm run bench:sim — what a simulation costs (issue 10, "Numbers"): wall time, CPU time and peak RSS of
+ * the `market` scenario's workload run by each strategy, at growing sizes, each size in its own child
+ * process (so peak RSS is that run's own). Target: 10,000 nodes × 100,000 jobs in ≤ 120 s and ≤ 4 GB on
+ * this 2-core machine. It prints numbers and ratios and never fails on a target.
+ *
+ * The gpumesh strategy (the real agents on the harness) costs far more per job than the baselines (which
+ * send no messages), so it runs at its own, smaller sizes (BENCH_SIM_MARKET), and the table says what
+ * 100,000 jobs would take at the measured cost per job.
+ *
+ * Env: BENCH_SIM_SIZES (baselines, `nodes x jobs`, comma-separated; default
+ * 1000x10000,10000x10000,10000x100000), BENCH_SIM_MARKET (gpumesh; default 1213x200,1213x500),
+ * BENCH_SIM_STRATEGIES (default central,lowest-price,random,old-way), BENCH_SEED (1).
+ */
+import { execFileSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { central, lowestPrice, oldWay, randomAssignment } from '../simulations/baselines/index.js'
+import { runMarket } from '../simulations/market/run-market.js'
+import { marketWorkload, measuredNetwork } from '../simulations/scenarios/market.js'
+import { scenarioPrices } from '../simulations/scenarios/pricing.js'
+import type { ScenarioData } from '../simulations/scenarios/scenario.js'
+import { printTable } from './stats.js'
+
+const TARGET_MS = 120_000
+const TARGET_RSS = 4 * 1024 ** 3
+const SEED = Number(process.env.BENCH_SEED ?? 1)
+
+function data (): ScenarioData {
+  const d = new URL('../../simulations/data/', import.meta.url)
+  const text = (p: string): string => readFileSync(new URL(p, d), 'utf8')
+  return {
+    alibabaNodes: text('traces/alibaba-gpu-2023/openb_node_list_gpu_node.csv'),
+    alibabaPods: text('traces/alibaba-gpu-2023/openb_pod_list_default.csv'),
+    prices: text('prices/gpu_prices_snapshot.csv'),
+    rtt: text('latency/ripe_atlas_country_rtt_stat.csv')
+  }
+}
+
+interface ChildResult { strategy: string, nodes: number, jobs: number, buildMs: number, runMs: number, cpuMs: number, peakRss: number, completed: number }
+
+/** In the child: build the workload, run one strategy, print the measurements as JSON. */
+function child (strategy: string, nodes: number, jobs: number): void {
+  const t0 = performance.now()
+  const d = data()
+  const { workload } = marketWorkload(d, { seed: SEED, nodes, jobs })
+  const prices = scenarioPrices(d.prices, workload.fleet, SEED)
+  const baseline = { listPrice: prices.listPrice, floorOf: prices.floorOf, capOf: prices.capOf }
+  const t1 = performance.now()
+  const cpu0 = process.cpuUsage()
+  const run = strategy === 'gpumesh'
+    ? runMarket(workload, { seed: SEED, floorOf: prices.floorOf, capOf: (j) => prices.capOf(j) ?? 0, network: measuredNetwork(d.rtt as string, workload) }).run
+    : strategy === 'central'
+      ? central(workload, baseline)
+      : strategy === 'lowest-price'
+        ? lowestPrice(workload, baseline)
+        : strategy === 'random'
+          ? randomAssignment(workload, { ...baseline, seed: SEED })
+          : oldWay(workload, baseline)
+  const cpu = process.cpuUsage(cpu0)
+  const result: ChildResult = {
+    strategy,
+    nodes: workload.fleet.length,
+    jobs: workload.jobs.length,
+    buildMs: Math.round(t1 - t0),
+    runMs: Math.round(performance.now() - t1),
+    cpuMs: Math.round((cpu.user + cpu.system) / 1000),
+    peakRss: process.resourceUsage().maxRSS * 1024,
+    completed: run.jobs.filter((j) => j.status === 'completed').length
+  }
+  process.stdout.write(`${JSON.stringify(result)}\n`)
+}
+
+function sizes (env: string | undefined, fallback: string): Array<[number, number]> {
+  return (env ?? fallback).split(',').map((s) => s.trim().split('x').map(Number) as [number, number])
+}
+
+function measure (strategy: string, nodes: number, jobs: number): ChildResult | string {
+  const self = fileURLToPath(import.meta.url)
+  const polyfill = fileURLToPath(new URL('../node/polyfill.js', import.meta.url))
+  try {
+    const out = execFileSync(process.execPath, ['--max-old-space-size=6144', '--import', polyfill, self, 'child', strategy, String(nodes), String(jobs)], { encoding: 'utf8', maxBuffer: 1 << 20, timeout: 1_800_000 })
+    return JSON.parse(out.trim().split('\n').at(-1) as string) as ChildResult
+  } catch (err) {
+    return `failed: ${(err as Error).message.split('\n')[0] ?? ''}`
+  }
+}
+
+function main (): void {
+  const strategies = (process.env.BENCH_SIM_STRATEGIES ?? 'central,lowest-price,random,old-way').split(',').map((s) => s.trim())
+  const rows: string[][] = []
+  const row = (r: ChildResult | string, strategy: string, nodes: number, jobs: number): void => {
+    if (typeof r === 'string') { rows.push([strategy, `${nodes} × ${jobs}`, r, '', '', '', '', '']); return }
+    const perJobMs = r.runMs / Math.max(1, r.jobs)
+    const at100k = perJobMs * 100_000
+    rows.push([
+      r.strategy, `${r.nodes} × ${r.jobs}`, (r.buildMs / 1000).toFixed(1), (r.runMs / 1000).toFixed(1), (r.cpuMs / 1000).toFixed(1),
+      `${Math.round(r.peakRss / 1_048_576)} MiB`, perJobMs < 1 ? `${(perJobMs * 1000).toFixed(0)} µs` : `${perJobMs.toFixed(1)} ms`,
+      `${(at100k / 1000).toFixed(0)} s (${(at100k / TARGET_MS).toFixed(2)}× target)`
+    ])
+    process.stderr.write(`${r.strategy} ${r.nodes}×${r.jobs}: ${(r.runMs / 1000).toFixed(1)} s, ${Math.round(r.peakRss / 1_048_576)} MiB, ${r.completed} completed\n`)
+  }
+  for (const [nodes, jobs] of sizes(process.env.BENCH_SIM_MARKET, '1213x200,1213x500')) row(measure('gpumesh', nodes, jobs), 'gpumesh', nodes, jobs)
+  for (const [nodes, jobs] of sizes(process.env.BENCH_SIM_SIZES, '1000x10000,10000x10000,10000x100000')) {
+    for (const s of strategies) row(measure(s, nodes, jobs), s, nodes, jobs)
+  }
+  printTable('bench:sim — the market scenario\'s workload per strategy (each size in its own process)', ['nodes × jobs', 'build s', 'run s', 'CPU s', 'peak RSS', 'per job', '100,000 jobs at this cost'], rows.map((r) => ({ label: r[0] as string, cells: r.slice(1) })))
+  process.stdout.write(`target: 10,000 nodes × 100,000 jobs in ≤ ${TARGET_MS / 1000} s and ≤ ${TARGET_RSS / 1024 ** 3} GB (peak RSS is the child's own)\n`)
+}
+
+if (process.argv[2] === 'child') child(process.argv[3] as string, Number(process.argv[4]), Number(process.argv[5]))
+else main()
