@@ -104,7 +104,8 @@ export class ProviderAgent {
   handle (event: ProviderAgentEvent): ProviderAgentEffect[] {
     this.out = []
     this.now = Math.max(this.now, event.now)
-    this.advance()
+    // lastWake is the earliest deadline as the last event left things: before it nothing is due
+    if (this.lastWake !== undefined && this.lastWake <= this.now) this.advance()
     this.dispatch(event)
     this.drain()
     this.advance()
@@ -163,7 +164,9 @@ export class ProviderAgent {
 
   /** GPUs committed to awarded jobs. */
   allocations (): Allocation[] {
-    return [...this.live.values()].flatMap((o) => o.allocation !== undefined ? [o.allocation] : [])
+    const out: Allocation[] = []
+    for (const o of this.live.values()) if (o.allocation !== undefined) out.push(o.allocation)
+    return out
   }
 
   /** Whether this node preempted `job` (and so will not bid on its next rounds). */
@@ -449,16 +452,23 @@ export class ProviderAgent {
       for (const p of this.pending.values()) if (min === undefined || p.at < min) min = p.at
       this.pendingMin = min
     }
-    for (const o of [...this.live.values()]) {
+    // neither loop changes `live` (feed only queues; tryStart only moves the offer's start): no copies
+    for (const o of this.live.values()) {
       if (o.state.wakeAt !== undefined && o.state.wakeAt <= now && o.state.wakeAt > o.state.now) this.feed(o, { type: 'tick' })
     }
     this.drain()
-    for (const o of [...this.live.values()]) if (o.start?.until !== undefined && o.start.until <= now) this.tryStart(o)
+    for (const o of this.live.values()) if (o.start?.until !== undefined && o.start.until <= now) this.tryStart(o)
   }
 
-  /** Forget ended offers whose stream never ended, after ENDED_RETENTION_MS. */
+  /**
+   * Forget ended offers whose stream never ended, after ENDED_RETENTION_MS. `closed` is in the order
+   * offers ended (the agent's clock never goes back), so the walk stops at the first one still kept.
+   */
   private sweep (): void {
-    for (const [bid, o] of this.closed) if ((o.endedAt ?? 0) + ENDED_RETENTION_MS <= this.now) this.closed.delete(bid)
+    for (const [bid, o] of this.closed) {
+      if ((o.endedAt ?? 0) + ENDED_RETENTION_MS > this.now) return
+      this.closed.delete(bid)
+    }
   }
 
   private note (level: 'debug' | 'info' | 'warn', message: string, fields: Record<string, unknown>): void {
