@@ -45,6 +45,9 @@ export interface ProviderNodeSpec extends AdSpec {
 
 interface Work { cancel: Cancel[] }
 
+/** The gossip a provider's shell takes (onGossip): awards and failure reports on its topics are not for it. */
+const GOSSIP_KINDS = ['job-request', 'auction-round', 'bid']
+
 export class ProviderNode {
   readonly peerId: string
   readonly agent: ProviderAgent
@@ -71,7 +74,7 @@ export class ProviderNode {
     this.behaviour = spec.behaviour ?? {}
     this.agent = new ProviderAgent({ peerId: this.peerId, params: spec.damping === false ? { ...world.params, damping: false } : world.params })
     world.bus.join(this.peerId, spec.region)
-    for (const topic of providerTopics(spec.region)) world.bus.subscribe(this.peerId, topic, (from, m) => { this.onGossip(from, m) })
+    for (const topic of providerTopics(spec.region)) world.bus.subscribe(this.peerId, topic, (from, m) => { this.onGossip(from, m) }, GOSSIP_KINDS)
     world.bus.listen(this.peerId, (stream) => { this.onStream(stream) })
     this.adCid = world.ids.cid('ad')
     this.ad = capabilityAd(name, spec, world.scheduler.now())

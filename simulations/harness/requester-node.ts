@@ -71,7 +71,7 @@ export class RequesterNode {
   private subscribe (topic: string): void {
     if (this.topics.has(topic)) return
     this.topics.add(topic)
-    this.world.bus.subscribe(this.peerId, topic, (from, m) => { this.onGossip(from, m) })
+    this.world.bus.subscribe(this.peerId, topic, (from, m) => { this.onGossip(from, m) }, ['bid'])
   }
 
   /** Submit a job now; `execution` is how it runs wherever it is awarded (the world's default otherwise). Returns its id. */
