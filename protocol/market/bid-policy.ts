@@ -134,12 +134,21 @@ function checkHardware (job: JobRequest, state: ProviderState): Decline | GpuInf
     if (g.vramMiB > largest) largest = g.vramMiB
     if (vramAllowed(job, g)) matching++
   }
-  if (allowed === 0) {
-    return decline(DeclineReason.MODEL, `no GPU is one of ${job.resources.models.join(', ')} (has ${[...new Set(ad.gpus.map((g) => g.model))].join(', ')})`)
-  }
+  if (allowed === 0) return decline(DeclineReason.MODEL, `no GPU is one of ${job.resources.models.join(', ')} (has ${modelsOf(ad.gpus)})`)
   if (matching === 0) return decline(DeclineReason.VRAM, `no allowed GPU has ${job.resources.minVramGB} GB (largest ${largest} MiB)`)
   if (matching < need) return decline(DeclineReason.GPU_COUNT, `the job needs ${need} GPUs; ${matching} match`)
   return checkLimits(state) ?? matchingGpus(ad, job)
+}
+
+/**
+ * The ad's distinct GPU models, for the MODEL decline's detail: most providers decline most jobs
+ * there, so the list is made once per ad's GPU list (which an ad never changes in place).
+ */
+const modelLists = new WeakMap<readonly GpuInfo[], string>()
+function modelsOf (gpus: readonly GpuInfo[]): string {
+  let list = modelLists.get(gpus)
+  if (list === undefined) modelLists.set(gpus, list = [...new Set(gpus.map((g) => g.model))].join(', '))
+  return list
 }
 
 function checkLimits (state: ProviderState): Decline | undefined {

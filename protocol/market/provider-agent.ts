@@ -176,12 +176,13 @@ export class ProviderAgent {
 
   /** The earliest instant the agent has something to do at (its last `wake`). */
   nextWake (): number | undefined {
-    let next: number | undefined
-    const at = (t: number | undefined): void => { if (t !== undefined && (next === undefined || t < next)) next = t }
-    at(this.pendingMin)
+    // after every event: plain comparisons, no closure
+    let next = this.pendingMin
     for (const o of this.live.values()) {
-      if (o.state.wakeAt !== undefined && o.state.wakeAt > o.state.now) at(o.state.wakeAt)
-      at(o.start?.until)
+      const w = o.state.wakeAt
+      if (w !== undefined && w > o.state.now && (next === undefined || w < next)) next = w
+      const until = o.start?.until
+      if (until !== undefined && (next === undefined || until < next)) next = until
     }
     return next
   }
