@@ -197,8 +197,9 @@ export class ProviderAgent {
     const ad = this.ad
     if (ad === undefined || job.signer === this.peerId) return
     if (round?.excluded.includes(this.peerId) === true) return this.note('debug', 'excluded from the round', { job: id, round: roundNo })
-    const k = key(id, roundNo)
-    if (this.pending.has(k) || this.sealing.has(k) || this.offerFor(id, roundNo)) return
+    // the key is built only when something is pending or sealing (most providers, most jobs: nothing)
+    const k = this.pending.size > 0 || this.sealing.size > 0 ? key(id, roundNo) : undefined
+    if ((k !== undefined && (this.pending.has(k) || this.sealing.has(k))) || this.offerFor(id, roundNo)) return
     // this node displaced the job for better-paying work: bidding on its next round would only make
     // it wait for that work to end, when another provider could run it now
     if (this.preempted.has(id)) return this.note('debug', 'not bidding on a job this node preempted', { job: id, round: roundNo })
@@ -210,7 +211,7 @@ export class ProviderAgent {
     const decision = decideBid(p, { ad, allocations: this.allocations(), preemptExactLimit: this.params.preemptExactLimit }, now)
     if (decision.kind === 'decline') return this.note('debug', 'not bidding', { job: id, round: roundNo, reason: decision.reason, detail: decision.detail })
     const delay = this.damping ? bidDelayMs(decision.fit, p.auction.bidWindowMs, this.params.bidDelayFraction) : 0
-    this.pending.set(k, { job, round: roundNo, ...(round !== undefined ? { info: round } : {}), decision, closesAt, at: now + delay })
+    this.pending.set(k ?? key(id, roundNo), { job, round: roundNo, ...(round !== undefined ? { info: round } : {}), decision, closesAt, at: now + delay })
     this.pendingJobs.set(id, (this.pendingJobs.get(id) ?? 0) + 1)
     this.pendingMin = Math.min(this.pendingMin ?? Infinity, now + delay)
   }

@@ -112,14 +112,18 @@ export class ProviderNode {
   // -------------------------------------------------------------------------------------------
 
   private onGossip (_from: string, m: Message): void {
+    // bids first: most of a job's gossip (each bid reaches every provider)
+    const bid = bodyOf(m, 'bid')
+    if (bid !== undefined) {
+      // the agent keeps a bid only while it waits to bid on its job; with nothing pending it drops
+      // every bid, so the shell need not hand it over (the same outcome, without the call: bench:pipeline)
+      if (this.agent.pendingBids > 0) this.feed({ type: 'bid-seen', now: this.now(), bid })
+      return
+    }
     const job = bodyOf(m, 'job-request')
     if (job !== undefined) return this.feed({ type: 'job-seen', now: this.now(), job })
     const round = bodyOf(m, 'auction-round')
     if (round !== undefined) return this.onRound(round)
-    const bid = bodyOf(m, 'bid')
-    // the agent keeps a bid only while it waits to bid on its job; with nothing pending it drops
-    // every bid, so the shell need not hand it over (the same outcome, without the call: bench:pipeline)
-    if (bid !== undefined && this.agent.pendingBids > 0) return this.feed({ type: 'bid-seen', now: this.now(), bid })
   }
 
   private onRound (r: RoundBody): void {
