@@ -150,15 +150,16 @@ export class Bus {
         this.traffic?.lost(from, target.to, message)
         continue
       }
-      const at = now + hops * this.model.latencyMs(sender.place, target.member.place)
-      const group = due.get(at)
-      if (group === undefined) due.set(at, [target])
+      // grouped by the delay (a small integer key; the instant is now + delay either way)
+      const delay = hops * this.model.latencyMs(sender.place, target.member.place)
+      const group = due.get(delay)
+      if (group === undefined) due.set(delay, [target])
       else group.push(target)
       scheduled++
     }
     const version = this.version
-    for (const [at, group] of due) {
-      this.scheduler.at(at, () => {
+    for (const [delay, group] of due) {
+      this.scheduler.at(now + delay, () => {
         for (const target of group) {
           // no join, leave or (un)subscribe since the publish: the target is as it was, no lookups
           const handlers = this.version === version ? target.handlers : this.members.get(target.to)?.topics.get(target.topic)
