@@ -26,6 +26,22 @@
  * jump deadline to deadline, counting the k messages instead of sending them, and fall back to
  * beat-by-beat stepping on links with loss or a crash scheduled.
  *
+ * Where the pipeline's time goes (issue 9 "Speed", after the speed pass of 2026-12-01): a job is ten
+ * gossip messages (the request, ~8 bids, the award) to 1,000 subscribers each, i.e. ~10,000 bus
+ * deliveries, one network delay drawn per delivery (the seeded jitter: drawing fewer would change
+ * every run's latencies), 1,000 job-seen decisions (800 decline at the model), ~200 damping
+ * decisions and ~1,600 bids handed to providers still waiting to bid. Measured with --cpu-prof: the
+ * bus's delivery loop and publish ~20 %, job-seen decisions ~25 % (an early decline through
+ * `handle` is ~0.5 µs, was ~6 µs), damping wakes ~15 %, the requester ~10 %, GC ~8 %. What the pass
+ * removed, each without changing a decision (harness snapshots with the trace, byte for byte, before
+ * and after): allocation-free modelInFamily/regionWithin (13 % of the old profile), the job#round key
+ * built only when something is pending, no deadline walk while the last wake is ahead, one-pass
+ * damping (worse bids not screened), the bus's subscriber list kept between publishes, no lookups
+ * at delivery while membership is unchanged, shells not called for kinds they drop, deliveries
+ * grouped by a small-integer delay. What would reach ≤ 1 ms: not delivering a job's bids to the
+ * ~800 providers that cannot use them (a per-kind interest the bus counts without a call), and
+ * heartbeats in bulk (below); neither is done.
+ *
  * Medians of BENCH_RUNS (5) runs in one process (the first run of each is a warm-up, not counted).
  * Env: BENCH_RUNS, BENCH_PROVIDERS, BENCH_JOBS, BENCH_ARRIVAL_MS, BENCH_PIPELINE_JOBS (100),
  * BENCH_LIFECYCLE_JOBS (200), BENCH_SEED (1), BENCH_ONLY (e.g. `loop`, or `lifecycle,pipeline`: the
