@@ -107,11 +107,13 @@ export class Bus {
   /**
    * Deliver `topic`'s gossip to `handler` too (one node may have several, e.g. its two roles); with
    * `kinds`, only messages of those kinds (the delivery is made and counted all the same: a node's
-   * shell that drops a kind on arrival need not be called for it).
+   * shell that drops a kind on arrival need not be called for it). A Set is read live at each
+   * delivery, so its owner may change what it takes (a provider takes bids only while it waits to bid).
    */
-  subscribe (node: string, topic: string, handler: GossipHandler, kinds?: readonly string[]): void {
+  subscribe (node: string, topic: string, handler: GossipHandler, kinds?: readonly string[] | ReadonlySet<string>): void {
     const topics = this.member(node).topics
-    topics.set(topic, [...(topics.get(topic) ?? []), { fn: handler, kinds: kinds === undefined ? undefined : new Set(kinds) }])
+    const takes = kinds === undefined ? undefined : kinds instanceof Set ? kinds : new Set(kinds as readonly string[])
+    topics.set(topic, [...(topics.get(topic) ?? []), { fn: handler, kinds: takes }])
     this.changed()
   }
 

@@ -45,8 +45,8 @@ export interface ProviderNodeSpec extends AdSpec {
 
 interface Work { cancel: Cancel[] }
 
-/** The gossip a provider's shell takes (onGossip): awards and failure reports on its topics are not for it. */
-const GOSSIP_KINDS = ['job-request', 'auction-round', 'bid']
+/** The gossip a provider's shell takes (onGossip): awards and failure reports on its topics are not for it; bids only while it waits to bid. */
+const GOSSIP_KINDS = ['job-request', 'auction-round']
 
 export class ProviderNode {
   readonly peerId: string
@@ -66,7 +66,17 @@ export class ProviderNode {
   private wakeAt = 0
   /** The latest wake the agent asked for. */
   private wantWake: number | undefined
-  private readonly events = new EventQueue<ProviderAgentEvent>((e) => { for (const effect of this.agent.handle(e)) this.carryOut(effect) })
+  private readonly events = new EventQueue<ProviderAgentEvent>((e) => {
+    for (const effect of this.agent.handle(e)) this.carryOut(effect)
+    this.takeBids(this.agent.pendingBids > 0)
+  })
+
+  /**
+   * The kinds the bus hands this shell, read live: bids only while the agent waits to bid (with nothing
+   * pending it drops every bid, so the bus need not call the shell for the ~8 bids of each job that
+   * reach all providers: bench:pipeline). Only `handle` changes what is pending, so the set is exact.
+   */
+  private readonly takes = new Set(GOSSIP_KINDS)
   private gone = false
 
   constructor (private readonly world: World, readonly name: string, spec: ProviderNodeSpec) {
@@ -74,7 +84,7 @@ export class ProviderNode {
     this.behaviour = spec.behaviour ?? {}
     this.agent = new ProviderAgent({ peerId: this.peerId, params: spec.damping === false ? { ...world.params, damping: false } : world.params })
     world.bus.join(this.peerId, spec.region)
-    for (const topic of providerTopics(spec.region)) world.bus.subscribe(this.peerId, topic, (from, m) => { this.onGossip(from, m) }, GOSSIP_KINDS)
+    for (const topic of providerTopics(spec.region)) world.bus.subscribe(this.peerId, topic, (from, m) => { this.onGossip(from, m) }, this.takes)
     world.bus.listen(this.peerId, (stream) => { this.onStream(stream) })
     this.adCid = world.ids.cid('ad')
     this.ad = capabilityAd(name, spec, world.scheduler.now())
@@ -83,6 +93,11 @@ export class ProviderNode {
 
   private now (): number {
     return this.world.scheduler.now()
+  }
+
+  private takeBids (on: boolean): void {
+    if (on) this.takes.add('bid')
+    else this.takes.delete('bid')
   }
 
   /** The owner changes what is for sale (undefined: stops selling); a new ad id. */

@@ -140,6 +140,24 @@ describe('harness: the bus', () => {
     assert.deepEqual(rec.count('award', 'delivered'), { count: 2, bytes: 200 })
   })
 
+  it('reads a subscriber\'s own Set of kinds at each delivery, so it may change what it takes after the publish', () => {
+    const { s, bus: b, rec } = bus(10)
+    const got: string[] = []
+    const takes = new Set<string>()
+    for (const n of ['src', 'a']) b.join(n, 'eu')
+    b.subscribe('a', 't', (_f, m) => { got.push(m.kind) }, takes)
+    b.publish('src', ['t'], msg('bid'))
+    s.runAll()
+    b.publish('src', ['t'], msg('bid'))
+    takes.add('bid')
+    s.runAll()
+    takes.delete('bid')
+    b.publish('src', ['t'], msg('bid'))
+    s.runAll()
+    assert.deepEqual(got, ['bid'], 'only the bid delivered while the set held it')
+    assert.deepEqual(rec.count('bid', 'delivered'), { count: 3, bytes: 300 }, 'all three delivered and counted')
+  })
+
   it('follows joins, leaves and (un)subscribes between one publish and the next, and between a publish and its delivery', () => {
     // the bus keeps who gets a topic's gossip from one publish to the next: each change must reach it
     const { s, bus: b } = bus(10)
