@@ -31,16 +31,21 @@
  * deliveries, one network delay drawn per delivery (the seeded jitter: drawing fewer would change
  * every run's latencies), 1,000 job-seen decisions (800 decline at the model), ~200 damping
  * decisions and ~1,600 bids handed to providers still waiting to bid. Measured with --cpu-prof: the
- * bus's delivery loop and publish ~20 %, job-seen decisions ~25 % (an early decline through
- * `handle` is ~0.5 µs, was ~6 µs), damping wakes ~15 %, the requester ~10 %, GC ~8 %. What the pass
+ * bus's delivery loop and publish ~22 %, job-seen decisions ~15 % (an early decline through
+ * `handle` is ~0.5 µs, was ~7 µs), damping wakes (and the 8 bids' publishing) ~17 %, the
+ * requester ~7 %, GC ~13 %. What the pass
  * removed, each without changing a decision (harness snapshots with the trace, byte for byte, before
  * and after): allocation-free modelInFamily/regionWithin (13 % of the old profile), the job#round key
  * built only when something is pending, no deadline walk while the last wake is ahead, one-pass
  * damping (worse bids not screened), the bus's subscriber list kept between publishes, no lookups
- * at delivery while membership is unchanged, shells not called for kinds they drop, deliveries
- * grouped by a small-integer delay. What would reach ≤ 1 ms: not delivering a job's bids to the
- * ~800 providers that cannot use them (a per-kind interest the bus counts without a call), and
- * heartbeats in bulk (below); neither is done.
+ * at delivery while membership is unchanged, shells not called for kinds they drop (a provider's
+ * shell takes bids only while its agent waits to bid: a live kinds Set), deliveries grouped by a
+ * small-integer delay. What is left per job is mostly fixed by the model: 10,000 deliveries, each a
+ * drawn delay at publish and a counted visit at delivery, and 1,000 job-seen decisions. What would
+ * reach ≤ 1 ms: counting a group's deliveries in bulk and visiting only the subscribers that take
+ * the kind (an index by kind, kept in delivery order), a jitter that is a pure function of
+ * (message, receiver) so a delay is drawn only for those, and heartbeats in bulk (below); none is
+ * done.
  *
  * Medians of BENCH_RUNS (5) runs in one process (the first run of each is a warm-up, not counted).
  * Env: BENCH_RUNS, BENCH_PROVIDERS, BENCH_JOBS, BENCH_ARRIVAL_MS, BENCH_PIPELINE_JOBS (100),
