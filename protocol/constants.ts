@@ -110,8 +110,32 @@ export function modelSlug (name: string): string {
  */
 export function modelInFamily (model: string, family: string): boolean {
   if (family === '') return false
-  const words = new Set(model.split('-'))
-  return family.split('-').every((word) => words.has(word))
+  if (model === family) return true
+  // every bid decision and screening runs this: word by word on the strings, with no split or Set
+  for (let from = 0; ;) {
+    const dash = family.indexOf('-', from)
+    const to = dash < 0 ? family.length : dash
+    if (!hasWord(model, family, from, to)) return false
+    if (dash < 0) return true
+    from = dash + 1
+  }
+}
+
+/** True when `family.slice(from, to)` is one of `model`'s `-`-separated words (an empty word included). */
+function hasWord (model: string, family: string, from: number, to: number): boolean {
+  const length = to - from
+  for (let start = 0; ;) {
+    const dash = model.indexOf('-', start)
+    const end = dash < 0 ? model.length : dash
+    if (end - start === length && sameChars(model, start, family, from, length)) return true
+    if (dash < 0) return false
+    start = dash + 1
+  }
+}
+
+function sameChars (a: string, at: number, b: string, bt: number, length: number): boolean {
+  for (let i = 0; i < length; i++) if (a.charCodeAt(at + i) !== b.charCodeAt(bt + i)) return false
+  return true
 }
 
 /**
@@ -125,7 +149,8 @@ export function regionAncestry (region: string): string[] {
 
 /** True when `region` equals `wanted` or lies inside it (`eu-west` is in `eu`). */
 export function regionWithin (region: string, wanted: string): boolean {
-  return region === wanted || region.startsWith(`${wanted}-`)
+  // no `${wanted}-` string built: this runs for every provider a job or bid is checked against
+  return region === wanted || (region.length > wanted.length && region.charCodeAt(wanted.length) === 45 && region.startsWith(wanted))
 }
 
 export interface CapabilitySummary {

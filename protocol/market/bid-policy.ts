@@ -51,12 +51,21 @@ export function startDelayMs (job: JobRequest): number {
 /** True when a provider in `region` may run the job: 'prefer' and an empty list never exclude anyone. */
 export function regionAllowed (job: JobRequest, region: string): boolean {
   const { regions, residency } = job.placement
-  return residency !== 'strict' || regions.length === 0 || regions.some((r) => regionWithin(region, r))
+  if (residency !== 'strict' || regions.length === 0) return true
+  for (const r of regions) if (regionWithin(region, r)) return true
+  return false
 }
 
 /** True when the GPU is one of the job's models (or the job names none). */
 export function modelAllowed (job: JobRequest, gpu: GpuInfo): boolean {
-  return job.resources.models.length === 0 || job.resources.models.some((m) => modelInFamily(gpu.model, m))
+  return modelOneOf(gpu.model, job.resources.models)
+}
+
+/** True when `model` is in one of the `models` families (or none is named). A loop: every provider runs it for every job. */
+function modelOneOf (model: string, models: readonly string[]): boolean {
+  if (models.length === 0) return true
+  for (const m of models) if (modelInFamily(model, m)) return true
+  return false
 }
 
 /** True when the GPU has the job's per-GPU VRAM (nominal GB, see vramMeetsGB). */
@@ -115,18 +124,31 @@ function checkHardware (job: JobRequest, state: ProviderState): Decline | GpuInf
   let allowed = 0
   let matching = 0
   let largest = 0
+  // an ad's GPUs are mostly one model: the model check runs once per run of equal models
+  let model: string | undefined
+  let allowedModel = false
   for (const g of ad.gpus) {
-    if (!modelAllowed(job, g)) continue
+    if (g.model !== model) { model = g.model; allowedModel = modelOneOf(model, job.resources.models) }
+    if (!allowedModel) continue
     allowed++
     if (g.vramMiB > largest) largest = g.vramMiB
     if (vramAllowed(job, g)) matching++
   }
-  if (allowed === 0) {
-    return decline(DeclineReason.MODEL, `no GPU is one of ${job.resources.models.join(', ')} (has ${[...new Set(ad.gpus.map((g) => g.model))].join(', ')})`)
-  }
+  if (allowed === 0) return decline(DeclineReason.MODEL, `no GPU is one of ${job.resources.models.join(', ')} (has ${modelsOf(ad.gpus)})`)
   if (matching === 0) return decline(DeclineReason.VRAM, `no allowed GPU has ${job.resources.minVramGB} GB (largest ${largest} MiB)`)
   if (matching < need) return decline(DeclineReason.GPU_COUNT, `the job needs ${need} GPUs; ${matching} match`)
   return checkLimits(state) ?? matchingGpus(ad, job)
+}
+
+/**
+ * The ad's distinct GPU models, for the MODEL decline's detail: most providers decline most jobs
+ * there, so the list is made once per ad's GPU list (which an ad never changes in place).
+ */
+const modelLists = new WeakMap<readonly GpuInfo[], string>()
+function modelsOf (gpus: readonly GpuInfo[]): string {
+  let list = modelLists.get(gpus)
+  if (list === undefined) modelLists.set(gpus, list = [...new Set(gpus.map((g) => g.model))].join(', '))
+  return list
 }
 
 function checkLimits (state: ProviderState): Decline | undefined {

@@ -139,10 +139,19 @@ export interface DampingInput {
  */
 export function shouldStaySilent (input: DampingInput): boolean {
   const params = input.params ?? defaultScoringParams
-  const excluded = new Set(input.excluded)
-  const counted: number[] = []
+  const excluded = input.excluded ?? []
+  const enough = input.enough ?? ENOUGH_BETTER_BIDS
+  // stayingSilent over the counted bids' scores, in one pass: a bid scoring worse than this one cannot
+  // count, so it is not screened, and the pass stops once `enough` have counted (the same answer)
+  const tier = input.job.payload.sla.tier
+  const reliability = estimateReliability({ ok: 0, failed: 0 }, params)
+  const mine = effectivePrice({ price: input.price, reliability }, tier, params)
+  let better = 0
   for (const bid of input.seen) {
-    if (!excluded.has(bid.signer) && screenBid(bid, input.job, input.decidedAt) === undefined) counted.push(dampingScore(bid.payload.price, input.job, params))
+    if (better >= enough) return true
+    if (!(effectivePrice({ price: bid.payload.price, reliability }, tier, params) <= mine)) continue
+    if (excluded.includes(bid.signer) || screenBid(bid, input.job, input.decidedAt) !== undefined) continue
+    better++
   }
-  return stayingSilent(dampingScore(input.price, input.job, params), counted, input.enough ?? ENOUGH_BETTER_BIDS)
+  return better >= enough
 }

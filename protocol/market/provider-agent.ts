@@ -106,7 +106,8 @@ export class ProviderAgent {
   handle (event: ProviderAgentEvent): ProviderAgentEffect[] {
     this.out = []
     this.now = Math.max(this.now, event.now)
-    this.advance()
+    // lastWake is the earliest deadline as the last event left things: before it nothing is due
+    if (this.lastWake !== undefined && this.lastWake <= this.now) this.advance()
     this.dispatch(event)
     this.drain()
     this.advance()
@@ -184,13 +185,17 @@ export class ProviderAgent {
 
   /** The earliest instant the agent has something to do at (its last `wake`). */
   nextWake (): number | undefined {
-    let next: number | undefined
-    const at = (t: number | undefined): void => { if (t !== undefined && (next === undefined || t < next)) next = t }
-    at(this.pendingMin)
-    if (this.busy.size > 0) at(this.holds.nextUntil())
+    // after every event: plain comparisons, no closure
+    let next = this.pendingMin
+    if (this.busy.size > 0) {
+      const until = this.holds.nextUntil()
+      if (until !== undefined && (next === undefined || until < next)) next = until
+    }
     for (const o of this.live.values()) {
-      if (o.state.wakeAt !== undefined && o.state.wakeAt > o.state.now) at(o.state.wakeAt)
-      at(o.start?.until)
+      const w = o.state.wakeAt
+      if (w !== undefined && w > o.state.now && (next === undefined || w < next)) next = w
+      const until = o.start?.until
+      if (until !== undefined && (next === undefined || until < next)) next = until
     }
     return next
   }
@@ -206,8 +211,9 @@ export class ProviderAgent {
     const ad = this.ad
     if (ad === undefined || job.signer === this.peerId) return
     if (round?.excluded.includes(this.peerId) === true) return this.note('debug', 'excluded from the round', { job: id, round: roundNo })
-    const k = key(id, roundNo)
-    if (this.pending.has(k) || this.sealing.has(k) || this.offerFor(id, roundNo)) return
+    // the key is built only when something is pending or sealing (most providers, most jobs: nothing)
+    const k = this.pending.size > 0 || this.sealing.size > 0 ? key(id, roundNo) : undefined
+    if ((k !== undefined && (this.pending.has(k) || this.sealing.has(k))) || this.offerFor(id, roundNo)) return
     // this node displaced the job for better-paying work: bidding on its next round would only make
     // it wait for that work to end, when another provider could run it now
     if (this.preempted.has(id)) return this.note('debug', 'not bidding on a job this node preempted', { job: id, round: roundNo })
@@ -218,14 +224,15 @@ export class ProviderAgent {
     if (now >= closesAt) return this.note('debug', 'the bid window has closed', { job: id, round: roundNo })
     const decision = decideBid(p, { ad, allocations: this.committed(now), preemptExactLimit: this.params.preemptExactLimit }, now)
     if (decision.kind === 'decline') {
-      if (decision.reason === 'BUSY' && this.holds.size > 0) this.busy.add(k, { job, round, receivedAt }, closesAt)
+      if (decision.reason === 'BUSY' && this.holds.size > 0) this.busy.add(k ?? key(id, roundNo), { job, round, receivedAt }, closesAt)
       return this.note('debug', 'not bidding', { job: id, round: roundNo, reason: decision.reason, detail: decision.detail })
     }
-    this.holds.hold(k, { job: id, request: job, round: roundNo, attempt: round?.attempt ?? 1, requester: job.signer, hold: allocationFor(id, p, decision), opensAt: round?.opensAt, closesAt, excluded: round?.excluded, until: closesAt + this.params.bidHoldMs })
+    const kk = k ?? key(id, roundNo)
+    this.holds.hold(kk, { job: id, request: job, round: roundNo, attempt: round?.attempt ?? 1, requester: job.signer, hold: allocationFor(id, p, decision), opensAt: round?.opensAt, closesAt, excluded: round?.excluded, until: closesAt + this.params.bidHoldMs })
     const delay = this.damping
       ? dampingDelayMs(decision.fit, tieBreakUniform(this.peerId, id, roundNo), p.auction.bidWindowMs, this.params.bidDelayFraction, this.params.bidSpreadShare, this.params.dampingGroupSize)
       : 0
-    this.pending.set(k, { job, round: roundNo, ...(round !== undefined ? { info: round } : {}), decision, closesAt, at: now + delay })
+    this.pending.set(kk, { job, round: roundNo, ...(round !== undefined ? { info: round } : {}), decision, closesAt, at: now + delay })
     this.pendingJobs.set(id, (this.pendingJobs.get(id) ?? 0) + 1)
     this.pendingMin = Math.min(this.pendingMin ?? Infinity, now + delay)
   }
@@ -506,17 +513,24 @@ export class ProviderAgent {
       for (const p of this.pending.values()) if (min === undefined || p.at < min) min = p.at
       this.pendingMin = min
     }
-    for (const o of [...this.live.values()]) {
+    // neither loop changes `live` (feed only queues; tryStart only moves the offer's start): no copies
+    for (const o of this.live.values()) {
       if (o.state.wakeAt !== undefined && o.state.wakeAt <= now && o.state.wakeAt > o.state.now) this.feed(o, { type: 'tick' })
     }
     this.drain()
-    for (const o of [...this.live.values()]) if (o.start?.until !== undefined && o.start.until <= now) this.tryStart(o)
+    for (const o of this.live.values()) if (o.start?.until !== undefined && o.start.until <= now) this.tryStart(o)
     if (this.busy.size > 0) this.released(this.holds.expire(now))
   }
 
-  /** Forget ended offers whose stream never ended, after `endedRetentionMs`. */
+  /**
+   * Forget ended offers whose stream never ended, after `endedRetentionMs`. `closed` is in the order
+   * offers ended (the agent's clock never goes back), so the walk stops at the first one still kept.
+   */
   private sweep (): void {
-    for (const [bid, o] of this.closed) if ((o.endedAt ?? 0) + this.params.endedRetentionMs <= this.now) this.closed.delete(bid)
+    for (const [bid, o] of this.closed) {
+      if ((o.endedAt ?? 0) + this.params.endedRetentionMs > this.now) return
+      this.closed.delete(bid)
+    }
   }
 
   private note (level: 'debug' | 'info' | 'warn', message: string, fields: Record<string, unknown>): void {

@@ -40,9 +40,16 @@ function area (region: string): string {
 export function regionNetwork (prng: Prng, latency: Partial<RegionLatency> = {}, gossip: { hops?: number, loss?: number } = {}): NetworkModel {
   const l = { ...DEFAULT_REGION_LATENCY, ...latency }
   const jitter = prng.fork('latency-jitter')
+  // each region's area, sliced once (a delay is drawn for every gossip delivery)
+  const areas = new Map<string, string>()
+  const areaOf = (region: string): string => {
+    let a = areas.get(region)
+    if (a === undefined) areas.set(region, a = area(region))
+    return a
+  }
   return {
     latencyMs: (from, to) => {
-      const base = from.region === to.region ? l.sameRegion : area(from.region) === area(to.region) ? l.sameArea : l.elsewhere
+      const base = from.region === to.region ? l.sameRegion : areaOf(from.region) === areaOf(to.region) ? l.sameArea : l.elsewhere
       return Math.max(1, Math.round(base * (1 + l.jitter * jitter.next())))
     },
     gossipHops: gossip.hops ?? 2,

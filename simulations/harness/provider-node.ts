@@ -45,6 +45,9 @@ export interface ProviderNodeSpec extends AdSpec {
 
 interface Work { cancel: Cancel[] }
 
+/** The gossip a provider's shell always takes (onGossip): failure reports on its topics are not for it; bids and awards only at times (`takes`). */
+const GOSSIP_KINDS = ['job-request', 'auction-round']
+
 export class ProviderNode {
   readonly peerId: string
   readonly agent: ProviderAgent
@@ -63,7 +66,18 @@ export class ProviderNode {
   private wakeAt = 0
   /** The latest wake the agent asked for. */
   private wantWake: number | undefined
-  private readonly events = new EventQueue<ProviderAgentEvent>((e) => { for (const effect of this.agent.handle(e)) this.carryOut(effect) })
+  private readonly events = new EventQueue<ProviderAgentEvent>((e) => {
+    for (const effect of this.agent.handle(e)) this.carryOut(effect)
+    this.takeBids(this.agent.pendingBids > 0 || this.agent.heldBids > 0, this.agent.heldBids > 0)
+  })
+
+  /**
+   * The kinds the bus hands this shell, read live: bids only while the agent waits to bid or holds GPUs
+   * for outstanding bids (with neither it drops every bid, so the bus need not call the shell for the
+   * ~8 bids of each job that reach all providers: bench:pipeline), awards only while it holds GPUs (an
+   * award for another bid releases them). Only `handle` changes either, so the set is exact.
+   */
+  private readonly takes = new Set(GOSSIP_KINDS)
   private gone = false
 
   constructor (private readonly world: World, readonly name: string, spec: ProviderNodeSpec) {
@@ -71,7 +85,7 @@ export class ProviderNode {
     this.behaviour = spec.behaviour ?? {}
     this.agent = new ProviderAgent({ peerId: this.peerId, params: spec.damping === false ? { ...world.params, damping: false } : world.params })
     world.bus.join(this.peerId, spec.region)
-    for (const topic of providerTopics(spec.region)) world.bus.subscribe(this.peerId, topic, (from, m) => { this.onGossip(from, m) })
+    for (const topic of providerTopics(spec.region)) world.bus.subscribe(this.peerId, topic, (from, m) => { this.onGossip(from, m) }, this.takes)
     world.bus.listen(this.peerId, (stream) => { this.onStream(stream) })
     this.adCid = world.ids.cid('ad')
     this.ad = capabilityAd(name, spec, world.scheduler.now())
@@ -80,6 +94,13 @@ export class ProviderNode {
 
   private now (): number {
     return this.world.scheduler.now()
+  }
+
+  private takeBids (bids: boolean, awards: boolean): void {
+    if (bids) this.takes.add('bid')
+    else this.takes.delete('bid')
+    if (awards) this.takes.add('award')
+    else this.takes.delete('award')
   }
 
   /** The owner changes what is for sale (undefined: stops selling); a new ad id. */
@@ -114,15 +135,19 @@ export class ProviderNode {
   // -------------------------------------------------------------------------------------------
 
   private onGossip (_from: string, m: Message): void {
+    // bids first: most of a job's gossip (each bid reaches every provider)
+    const bid = bodyOf(m, 'bid')
+    if (bid !== undefined) {
+      // the agent keeps a bid only while it waits to bid on its job, and weighs it against its own bids
+      // that hold GPUs; with neither it drops every bid, so the shell need not hand it over (the same
+      // outcome, without the call: bench:pipeline)
+      if (this.agent.pendingBids > 0 || this.agent.heldBids > 0) this.feed({ type: 'bid-seen', now: this.now(), bid })
+      return
+    }
     const job = bodyOf(m, 'job-request')
     if (job !== undefined) return this.feed({ type: 'job-seen', now: this.now(), job })
     const round = bodyOf(m, 'auction-round')
     if (round !== undefined) return this.onRound(round)
-    const bid = bodyOf(m, 'bid')
-    // the agent keeps a bid only while it waits to bid on its job, and weighs it against its own bids
-    // that hold GPUs; with neither it drops every bid, so the shell need not hand it over (the same
-    // outcome, without the call: bench:pipeline)
-    if (bid !== undefined && (this.agent.pendingBids > 0 || this.agent.heldBids > 0)) return this.feed({ type: 'bid-seen', now: this.now(), bid })
     // an award naming another bid frees the GPUs this node's bid on the job held (reservations.ts)
     const award = bodyOf(m, 'award')
     if (award !== undefined && this.agent.heldBids > 0) this.feed({ type: 'award-seen', now: this.now(), award: { id: award.cid.toString(), signer: award.signer, payload: award.payload } })

@@ -71,7 +71,7 @@ export class RequesterNode {
   private subscribe (topic: string): void {
     if (this.topics.has(topic)) return
     this.topics.add(topic)
-    this.world.bus.subscribe(this.peerId, topic, (from, m) => { this.onGossip(from, m) })
+    this.world.bus.subscribe(this.peerId, topic, (from, m) => { this.onGossip(from, m) }, ['bid'])
   }
 
   /** Submit a job now; `execution` is how it runs wherever it is awarded (the world's default otherwise). Returns its id. */
@@ -243,8 +243,11 @@ export class RequesterNode {
     }
     const status = bodyOf(m, 'job-status')
     if (status !== undefined) {
+      // a long run's every heartbeat: built field by field (spreads cost more than the agent's step)
       const s = status.payload
-      return this.feed({ ...base, type: 'job-status', seq: s.seq, state: s.state, gpuSeconds: s.gpuSeconds, ...(s.message !== undefined ? { message: s.message } : {}) })
+      const event: Extract<RequesterAgentEvent, { type: 'job-status' }> = { now, job: a.job, attempt: a.attempt, provider: a.provider, type: 'job-status', seq: s.seq, state: s.state, gpuSeconds: s.gpuSeconds }
+      if (s.message !== undefined) event.message = s.message
+      return this.feed(event)
     }
     const receipt = bodyOf(m, 'receipt')
     if (receipt !== undefined) {

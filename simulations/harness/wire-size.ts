@@ -44,7 +44,11 @@ export function cborSize (value: unknown): number {
   if (typeof value === 'object') {
     let n = 0
     let keys = 0
-    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    const record = value as Record<string, unknown>
+    // own keys in Object.entries' order, without its [key, value] pairs (every message is sized)
+    for (const k in record) {
+      if (!Object.prototype.hasOwnProperty.call(record, k)) continue
+      const v = record[k]
       if (v === undefined) continue
       keys++
       n += head(utf8(k)) + utf8(k) + cborSize(v)

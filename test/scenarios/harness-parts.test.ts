@@ -126,6 +126,62 @@ describe('harness: the bus', () => {
     assert.deepEqual(order, ['a', 'b', 'c', "a's follow-up", "b's follow-up", "c's follow-up"])
   })
 
+  it('hands a subscriber only the kinds it asked for, and still delivers and counts the others', () => {
+    const { s, bus: b, rec } = bus(10)
+    const got: string[] = []
+    for (const n of ['src', 'a', 'b']) b.join(n, 'eu')
+    b.subscribe('a', 't', (_f, m) => { got.push(`a ${m.kind}`) }, ['bid'])
+    b.subscribe('b', 't', (_f, m) => { got.push(`b ${m.kind}`) })
+    b.subscribe('a', 't', (_f, m) => { got.push(`a2 ${m.kind}`) }, [])
+    b.publish('src', ['t'], msg('award'))
+    b.publish('src', ['t'], msg('bid'))
+    s.runAll()
+    assert.deepEqual(got, ['b award', 'a bid', 'b bid'])
+    assert.deepEqual(rec.count('award', 'delivered'), { count: 2, bytes: 200 })
+  })
+
+  it('reads a subscriber\'s own Set of kinds at each delivery, so it may change what it takes after the publish', () => {
+    const { s, bus: b, rec } = bus(10)
+    const got: string[] = []
+    const takes = new Set<string>()
+    for (const n of ['src', 'a']) b.join(n, 'eu')
+    b.subscribe('a', 't', (_f, m) => { got.push(m.kind) }, takes)
+    b.publish('src', ['t'], msg('bid'))
+    s.runAll()
+    b.publish('src', ['t'], msg('bid'))
+    takes.add('bid')
+    s.runAll()
+    takes.delete('bid')
+    b.publish('src', ['t'], msg('bid'))
+    s.runAll()
+    assert.deepEqual(got, ['bid'], 'only the bid delivered while the set held it')
+    assert.deepEqual(rec.count('bid', 'delivered'), { count: 3, bytes: 300 }, 'all three delivered and counted')
+  })
+
+  it('follows joins, leaves and (un)subscribes between one publish and the next, and between a publish and its delivery', () => {
+    // the bus keeps who gets a topic's gossip from one publish to the next: each change must reach it
+    const { s, bus: b } = bus(10)
+    const got: string[] = []
+    const sub = (n: string, tag = n): void => { b.subscribe(n, 't', () => { got.push(`${tag}@${s.now()}`) }) }
+    for (const n of ['src', 'a', 'b']) { b.join(n, 'eu'); if (n !== 'src') sub(n) }
+    b.publish('src', ['t'], msg('bid'))
+    s.runAll()
+    b.join('c', 'eu'); sub('c')
+    b.publish('src', ['t'], msg('bid'))
+    s.runAll()
+    b.unsubscribe('a', 't')
+    b.publish('src', ['t'], msg('bid'))
+    s.runAll()
+    assert.deepEqual(got.splice(0).map((x) => x.split('@')[0]), ['a', 'b', 'a', 'b', 'c', 'b', 'c'], 'each publish sees the subscribers of its time')
+    // changes after a publish, before its delivery: the delivery sees them (as gossip reaching a node that left would not)
+    b.publish('src', ['t'], msg('bid'))
+    b.leave('b')
+    sub('c', 'c2')
+    b.join('b', 'eu')
+    s.runAll()
+    assert.deepEqual(got.map((x) => x.split('@')[0]), ['c', 'c2'])
+  })
+
   it('loses gossip deliveries at the model\'s rate, the same ones for the same seed', () => {
     const lostWith = (seed: number): string[] => {
       const { s, bus: b, rec } = bus(5, 0.3, seed)

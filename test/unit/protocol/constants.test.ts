@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import assert from 'node:assert/strict'
+import fc from 'fast-check'
 import {
   EVIDENCE_TOPIC, PROTOCOLS, capabilityKeyCid, capabilityKeys, marketTopic, modelSlug, regionAncestry, regionWithin,
   VRAM_BUCKETS_GB, formatVram, nominalVramGB, vramLookupBucket, vramBuckets, vramMeetsGB
@@ -85,6 +86,14 @@ describe('protocol constants and capability keys', () => {
     assert.ok(regionWithin('eu', 'eu'))
     assert.ok(!regionWithin('europa', 'eu'))
     assert.ok(!regionWithin('eu', 'eu-west'))
+    assert.ok(!regionWithin('eu-', 'eu-'.slice(0, 2) + 'x'))
+    assert.ok(regionWithin('eu-', 'eu'), 'a trailing dash is still inside')
+    assert.ok(!regionWithin('eux-west', 'eu'))
+    // the definition the allocation-free check replaced (bench:pipeline): the same answer on any pair
+    const text = fc.string({ unit: fc.constantFrom('e', 'u', '-'), maxLength: 6 })
+    fc.assert(fc.property(text, text, (region, wanted) => {
+      assert.equal(regionWithin(region, wanted), region === wanted || region.startsWith(`${wanted}-`))
+    }), { numRuns: 2000 })
   })
 
   it('derives the capability keys a provider announces', () => {

@@ -68,6 +68,22 @@ describe('provider discovery decisions', () => {
       }))
     })
 
+    it('scans words without splitting: the same answer as the split-and-Set rule on any string, empty words and stray dashes included (property)', () => {
+      // the definition the allocation-free modelInFamily replaced (bench:pipeline): it must agree everywhere
+      const reference = (model: string, family: string): boolean => {
+        if (family === '') return false
+        const words = new Set(model.split('-'))
+        return family.split('-').every((w) => words.has(w))
+      }
+      const text = fc.string({ unit: fc.constantFrom('a', 'b', '1', '-'), maxLength: 8 })
+      fc.assert(fc.property(text, text, (model, family) => {
+        assert.equal(modelInFamily(model, family), reference(model, family), `${JSON.stringify(model)} ${JSON.stringify(family)}`)
+      }), { numRuns: 3000 })
+      for (const [model, family, expected] of [['', '', false], ['-', '-', true], ['a-', 'a-', true], ['a', 'a-', false], ['a--b', 'a--b', true], ['a--b', 'b-', true], ['a-b', 'b-', false], ['ab', 'a', false], ['a-ab', 'ab-a', true]] as const) {
+        assert.equal(modelInFamily(model, family), expected, `${model} ${family}`)
+      }
+    })
+
     it('reproduces the worked example of protocol/README.md §7.4a', () => {
       const models = ['nvidia-a10', 'nvidia-a100-sxm4-40gb', 'nvidia-a100-sxm4-80gb', 'nvidia-l4', 'nvidia-l40s', 'nvidia-h100-80gb-hbm3', 'nvidia-h100-nvl']
       const table: Array<[string, string]> = [

@@ -194,6 +194,25 @@ describe('market/damping', () => {
       assert.equal(silent([...four, seenBid(job, 4, 3_000_001)], 3_000_000), false, 'one micro over it does not')
     })
 
+    it('gives the answer of screening and scoring every seen bid, while it skips worse ones and stops at enough (property)', () => {
+      // the definition the one-pass shouldStaySilent replaced (bench:pipeline): screen all, score all, count
+      const reference = (seen: AuctionBid[], price: number, excluded: string[], enough: number): boolean =>
+        stayingSilent(dampingScore(price, job), seen.filter((b) => !excluded.includes(b.signer) && screenBid(b, job, CLOSE) === undefined).map((b) => dampingScore(b.payload.price, job)), enough)
+      const pool = [
+        ...[0, 1, 2, 3, 4, 5].map((i) => seenBid(job, i, ask - 1 + (i % 3))),
+        seenBid(job, 6, ask, { region: 'us-east' }), seenBid(job, 7, 1, { expiresAt: CLOSE }), seenBid(job, 8, ask), seenBid(job, 9, 3_000_001)
+      ]
+      fc.assert(fc.property(
+        fc.array(fc.integer({ min: 0, max: pool.length - 1 }), { maxLength: 12 }),
+        fc.constantFrom(1, ask - 1, ask, ask + 1, 3_000_000),
+        fc.subarray([0, 3, 6, 8].map((i) => (bidders[i] as Identity).peerId)),
+        fc.integer({ min: 0, max: 7 }),
+        (picks, price, excluded, enough) => {
+          const seen = picks.map((i) => pool[i] as AuctionBid)
+          assert.equal(shouldStaySilent({ job, price, seen, decidedAt: CLOSE, excluded, enough }), reference(seen, price, excluded, enough))
+        }), { numRuns: 500 })
+    })
+
     it('scores every bid, its own included, with the award\'s formula at the prior and the default RTT', () => {
       assert.equal(dampingScore(ask, job), effectivePrice({ price: ask, reliability: UNKNOWN_RELIABILITY }, 'gold'))
       assert.equal(dampingScore(ask, job), effectivePrice({ price: ask, reliability: undefined, rttMs: undefined }, 'gold'))

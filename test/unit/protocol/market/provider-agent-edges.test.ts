@@ -23,6 +23,20 @@ describe('the provider agent at its edges', () => {
       assert.equal(h.agent.nextWake(), NOW + delay)
     })
 
+    it('a deadline due at an event\'s instant is handled before the event, and not a millisecond early (the walk is skipped only while the last wake is ahead)', () => {
+      const h = new Harness()
+      const job = makeJob({ n: 1 })
+      const d = delayOf(job)
+      h.send({ type: 'job-seen', now: NOW, job })
+      const early = h.send({ type: 'job-seen', now: NOW + d - 1, job: makeJob({ n: 2, gpus: 64 }) })
+      assert.equal(has(early, 'send-bid'), false)
+      assert.deepEqual(notes(early), ['not bidding'])
+      const at = h.send({ type: 'job-seen', now: NOW + d, job: makeJob({ n: 3, gpus: 64 }) })
+      const order = at.map((e) => e.type === 'note' ? e.message : e.type)
+      assert.ok(order.includes('send-bid'), order.join(', '))
+      assert.ok(order.indexOf('send-bid') < order.indexOf('not bidding'), order.join(', '))
+    })
+
     it('two delayed bids fire each at its own time, the earlier first, and the wake moves to the later', () => {
       const h = new Harness()
       const soon = makeJob({ n: 1 })
