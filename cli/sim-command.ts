@@ -113,7 +113,7 @@ export async function simCommand (command: Command): Promise<void> {
     wallMs: Date.now() - started,
     cpuMs: Math.round((cpu.user + cpu.system) / 1000),
     peakRssBytes: process.resourceUsage().maxRSS * 1024,
-    market: { messages: result.market.messages, bytes: result.market.bytes, bidsPerJob: result.market.bidsPerJob, events: result.market.events, ledgerMismatches: result.market.ledgerMismatches }
+    market: { messages: result.market.messages, bytes: result.market.bytes, bidsPerJob: result.market.bidsPerJob, events: result.market.events, ledgerMismatches: result.market.ledgerMismatches, openAtHorizon: result.market.openAtHorizon }
   }
   await put('run.json', `${JSON.stringify(run, null, 2)}\n`)
 

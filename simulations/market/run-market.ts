@@ -10,6 +10,7 @@ import type { MarketParamsInit } from '../../protocol/market/params.js'
 import type { OwnerHold } from '../../protocol/market/provider-agent-types.js'
 import { HOUR_MS } from '../../protocol/limits.js'
 import { Harness, DEFAULT_START } from '../harness/harness.js'
+import type { LedgerMismatch } from '../harness/recorder.js'
 import type { NetworkModel } from '../harness/network.js'
 import type { Prng, Seed } from '../harness/prng.js'
 import type { ProviderNode } from '../harness/provider-node.js'
@@ -58,8 +59,10 @@ export interface MarketRunStats {
   byKind: Record<string, { count: number, bytes: number }>
   /** Bids sent per job (mean over jobs). */
   bidsPerJob: number
-  /** Awards whose two ledgers disagree (should be 0). */
+  /** Awards whose two ledgers disagree once both ended (should be 0). */
   ledgerMismatches: number
+  /** Awards still running on either side when the horizon cut the run (not a disagreement). */
+  openAtHorizon: number
   /** Scheduler events run. */
   events: number
 }
@@ -221,8 +224,12 @@ function jobSpecDelay (h: Harness, id: string | undefined): number {
   return (request?.payload.sla.maxStartDelaySec ?? 0) * 1000
 }
 
+/** A disagreement only because the award was still running on a side when the run stopped. */
+const open = (m: LedgerMismatch): boolean => m.requester?.state === 'open' || m.provider?.state === 'open'
+
 function stats (h: Harness, jobs: number, events: number): MarketRunStats {
   const snap = h.recorder.snapshot()
+  const mismatches = h.ledgerMismatches()
   let messages = 0
   let bytes = 0
   for (const [kind, c] of Object.entries(snap.sent)) {
@@ -235,7 +242,8 @@ function stats (h: Harness, jobs: number, events: number): MarketRunStats {
     bytes,
     byKind: snap.sent,
     bidsPerJob: jobs === 0 ? 0 : (snap.sent.bid?.count ?? 0) / jobs,
-    ledgerMismatches: h.ledgerMismatches().length,
+    ledgerMismatches: mismatches.filter((m) => !open(m)).length,
+    openAtHorizon: mismatches.filter(open).length,
     events
   }
 }
