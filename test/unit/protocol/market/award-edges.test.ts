@@ -184,7 +184,10 @@ describe('auction award at its edges', () => {
       const copies = [original, { ...original, signer: peer(1) }, { ...original, signer: peer(2) }]
       const honest = bid(job, 3, 2 * M)
       const shunned = bid(job, 4, M / 2)
-      const { valid, rejected } = screenBids(job, [...copies, honest, shunned], new Set([peer(4)]), DECIDED)
+      // handed over in descending (CID, signer) order, so the rejections come out sorted only if screening sorts them
+      const key = (b: AuctionBid): string => `${b.cid.toString()} ${b.signer}`
+      const doomed = [...copies, shunned].sort((a, b) => key(a) < key(b) ? 1 : -1)
+      const { valid, rejected } = screenBids(job, [...doomed, honest], new Set([peer(4)]), DECIDED)
       assert.deepEqual([...valid.keys()], [honest.cid.toString()])
       assert.deepEqual(rejected.filter((r) => r.reason === BidRejection.CID_CONFLICT).map((r) => r.signer).sort(), [peer(0), peer(1), peer(2)].sort())
       assert.deepEqual(rejected.filter((r) => r.reason === BidRejection.EXCLUDED).map((r) => r.signer), [peer(4)])
@@ -333,6 +336,51 @@ describe('auction award at its edges', () => {
         { cid: 'bafyb', provider: 'b', price: 1_500_000, reliability: 1, rttMs: 0 }
       ], 'gold') as [ReturnType<typeof rankBids>[0], ReturnType<typeof rankBids>[0]]
       assert.equal(secondScorePrice(w2, r2, 'gold', 5 * M), 1_499_999)
+    })
+  })
+
+  describe('scoring parameters and the rejection list', () => {
+    // gold with the default weights: a reliable 1.5 M bid beats an unknown 1.0 M one (1.0 M × 1.75 × 1.04);
+    // with a tier weight of 0 only the price and the distance count, and the cheap one wins
+    const job = makeJob({ tier: 'gold', rule: 'first-price' })
+    const cheapUnknown = bid(job, 0, M)
+    const dearKnown = bid(job, 1, 1_500_000)
+    const views = { reliability: new Map([[peer(1), 1]]), rtt: () => 0 }
+    const indifferent = createScoringParams({ tierWeights: { gold: 0 } })
+
+    it('decideAward ranks with the given parameters, not the defaults', () => {
+      assert.equal(awarded(decide(job, [cheapUnknown, dearKnown], views)).winner, peer(1))
+      assert.equal(awarded(decide(job, [cheapUnknown, dearKnown], { ...views, params: indifferent })).winner, peer(0))
+    })
+
+    it('verifyAward recomputes with the given parameters, not the defaults', () => {
+      const award = withHeader(awarded(decide(job, [cheapUnknown, dearKnown], { ...views, params: indifferent })))
+      assert.equal(faultOf(verifyAward(award, { job, bids: [cheapUnknown, dearKnown], ...views, params: indifferent })), undefined)
+      assert.equal(faultOf(verifyAward(award, { job, bids: [cheapUnknown, dearKnown], ...views })), AwardFault.WRONG_WINNER)
+    })
+
+    it('lists screening and CONSIDERED_LIMIT rejections together, sorted by CID then signer', function () {
+      this.timeout(20_000)
+      const wide = makeJob({ tier: 'bronze', rule: 'first-price', maxPrice: 10 * M })
+      const seed = (i: number): Identity => {
+        const bytes = new Uint8Array(32).fill(99)
+        bytes[0] = i & 0xff
+        bytes[1] = i >> 8
+        return new Identity(bytes)
+      }
+      const make = (i: number, price: number, edit: Partial<Bid> = {}): AuctionBid => {
+        const identity = seed(i)
+        const sealed = sealMessage(identity, 'bid', { ...bid(wide, 0, price).payload, provider: identity.peerId, ...edit })
+        return { cid: sealed.cid, signer: identity.peerId, payload: sealed.payload }
+      }
+      const valid = Array.from({ length: MAX_CONSIDERED + 4 }, (_, i) => make(i, M + i))
+      const expired = Array.from({ length: 4 }, (_, i) => make(1_000 + i, M, { expiresAt: DECIDED }))
+      const decision = decide(wide, [...valid, ...expired])
+      const reasons = decision.rejected.map((r) => r.reason)
+      assert.equal(reasons.filter((r) => r === BidRejection.CONSIDERED_LIMIT).length, 4)
+      assert.equal(reasons.filter((r) => r === BidRejection.EXPIRED).length, 4)
+      const keys = decision.rejected.map((r) => `${r.cid} ${r.signer}`)
+      assert.deepEqual(keys, [...keys].sort())
     })
   })
 
