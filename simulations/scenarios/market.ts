@@ -29,7 +29,7 @@ import type { Scenario, ScenarioData, ScenarioOptions, ScenarioResult } from './
 /** The trace's busy window, trace seconds, and how much closer its arrivals come. */
 export const MARKET_WINDOW = Object.freeze({ startS: 112 * DAY_SEC, endS: 149.3 * DAY_SEC })
 export const MARKET_TIME_SCALE = 150
-export const MARKET_DEFAULTS = Object.freeze({ nodes: 1_213, jobs: 200 })
+export const MARKET_DEFAULTS = Object.freeze({ nodes: 1_213, jobs: 500 })
 
 /** The scenario's workload: the trace's window, its renters' jobs resampled to `jobs` (or a `--trace` CSV's). */
 export function marketWorkload (data: ScenarioData, options: ScenarioOptions): { workload: Workload, summary: ReturnType<typeof buildWorkload>['summary'] } {
