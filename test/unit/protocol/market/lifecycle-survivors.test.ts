@@ -64,6 +64,42 @@ describe('job lifecycle survivors (issue 9, round-10 Stryker run)', () => {
       assert.deepEqual(r.state.award?.due, pays[0])
       assert.equal(r.state.award?.provider, P1)
     })
+
+    // requester-lifecycle.ts:537 (the effects of an expired re-auction): a no-show past the job's expiry
+    // records the failure and ends the job, and emits nothing else
+    it('a no-show after the expiry ends the job expired with only the failure record', () => {
+      const awarded = playR(startRequesterJob({ ...INIT, expiresAt: at(50_000) }, at(0)).state, [
+        { type: 'bid-received', now: at(100), bid: 'b1', provider: P1, price: PRICE, effectivePrice: PRICE },
+        tick(1000),
+        { type: 'bidding-closed', now: at(1000), winner: { bid: 'b1', provider: P1, price: PRICE } }
+      ]).state
+      assert.equal(awarded.status, 'awarded')
+      const t = reduceRequester(awarded, tick(1000 + LEASE_MS))
+      assert.equal(t.state.status, 'expired')
+      assert.deepEqual(t.effects.filter((e) => e.type !== 'wake').map((e) => e.type), ['record-failure'])
+    })
+
+    // requester-lifecycle.ts:538 (the new round's reopened flag): after a no-show the next round may
+    // still re-open once on no bids; the provider that did not show stays excluded
+    it('a re-auction after a no-show re-opens once on no bids, and the no-show provider cannot win again', () => {
+      const award = (ms: number): RequesterEvent[] => [
+        { type: 'bid-received', now: at(ms - 900), bid: `b${ms}`, provider: P1, price: PRICE, effectivePrice: PRICE },
+        tick(ms),
+        { type: 'bidding-closed', now: at(ms), winner: { bid: `b${ms}`, provider: P1, price: PRICE } }
+      ]
+      const first = playR(startRequesterJob(INIT, at(0)).state, [...award(1000), tick(1000 + LEASE_MS)])
+      assert.equal(first.state.status, 'bidding')
+      assert.deepEqual(first.state.excluded, [P1])
+      const closesAt = first.state.auction.closesAt - at(0)
+      const empty = playR(first.state, [tick(closesAt), { type: 'bidding-closed', now: at(closesAt) }])
+      assert.equal(empty.state.status, 'bidding')
+      assert.deepEqual(only(empty.effects, 're-auction').map((e) => e.type === 're-auction' ? e.reason : undefined), ['no-bids'])
+      const again = empty.state.auction.closesAt - at(0)
+      const second = playR(empty.state, award(again))
+      assert.notEqual(second.state.status, 'awarded')
+      assert.deepEqual(only(second.effects, 'send-award'), [])
+      assert.deepEqual(second.state.excluded, [P1])
+    })
   })
 
   describe('the provider', () => {
