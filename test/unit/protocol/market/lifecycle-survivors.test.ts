@@ -100,6 +100,36 @@ describe('job lifecycle survivors (issue 9, round-10 Stryker run)', () => {
       assert.deepEqual(only(second.effects, 'send-award'), [])
       assert.deepEqual(second.state.excluded, [P1])
     })
+    // requester-lifecycle.ts:472 (the states that start the run): a first status of 'uploading' or
+    // 'completed' (the 'running' one lost) still anchors the billing, so the provider is paid on time
+    for (const state of ['uploading', 'completed'] as const) {
+      it(`a first status of '${state}' starts the billing clock`, () => {
+        const s = playR(startRequesterJob(INIT, at(0)).state, [
+          { type: 'bid-received', now: at(100), bid: 'b1', provider: P1, price: PRICE, effectivePrice: PRICE },
+          tick(1000),
+          { type: 'bidding-closed', now: at(1000), winner: { bid: 'b1', provider: P1, price: PRICE } },
+          { type: 'award-accepted', now: at(1200), provider: P1 },
+          { type: 'heartbeat', now: at(2000), provider: P1, seq: 1, state, gpuSeconds: 0 },
+          hb(30_000, 2), hb(60_000, 3)
+        ]).state
+        assert.equal(s.award?.runStartedAt, at(2000))
+        const t = reduceRequester(s, tick(62_000))
+        assert.deepEqual(only(t.effects, 'pay'), [{ type: 'pay', payee: P1, attempt: 1, cumulative: 120_000, interval: 1, gpuSeconds: 120, final: false }])
+      })
+    }
+
+    // requester-lifecycle.ts:705 (the failure recorded on a timeout): a job past its max runtime plus
+    // a lease is cancelled and its provider blamed for a timeout, with the award and last status as evidence
+    it('no receipt within the max runtime plus a lease records a timeout against the provider', () => {
+      const beats: RequesterEvent[] = []
+      for (let i = 1; i <= 4; i++) beats.push(hb(2000 + i * 30_000, i + 1))
+      const s = playR(runningRequester({ maxRuntimeSec: 60 }), beats).state
+      assert.equal(s.status, 'running')
+      const t = reduceRequester(s, tick(2000 + 60_000 + LEASE_MS))
+      assert.deepEqual(only(t.effects, 'cancel'), [{ type: 'cancel', provider: P1, reason: 'max runtime exceeded' }])
+      const failures = t.effects.flatMap((e) => e.type === 'record-failure' ? [[e.subject, e.reason, e.evidence]] : [])
+      assert.deepEqual(failures, [[P1, 'timeout', ['award', 'last-status']]])
+    })
   })
 
   describe('the provider', () => {
@@ -133,6 +163,22 @@ describe('job lifecycle survivors (issue 9, round-10 Stryker run)', () => {
     it('exit codes 255 and -1 are at the edge and accepted', () => {
       assert.equal(reduceProvider(runningProvider(), { type: 'finished', now: at(10_000), exitCode: 255, gpuSeconds: 16 }).state.status, 'completed')
       assert.equal(reduceProvider(runningProvider(), { type: 'finished', now: at(10_000), exitCode: -1, gpuSeconds: 0 }).state.status, 'failed')
+    })
+
+    // provider-lifecycle.ts:455 (the heartbeat's state while accepted): before the start the provider
+    // says 'fetching-inputs', never 'running' (which would start the requester's billing clock early)
+    it('an accepted job that has not started heartbeats fetching-inputs', () => {
+      const accepted = startProviderJobAccepted()
+      const t = reduceProvider(accepted, tick(1100 + LEASE_MS / 3))
+      assert.deepEqual(only(t.effects, 'heartbeat').map((e) => e.type === 'heartbeat' ? e.state : undefined), ['fetching-inputs'])
+    })
+
+    // provider-lifecycle.ts:297 (offered → ''): a cancel before an award stops no work either
+    it('a cancel while offered ends the job without a stop-work or a status message', () => {
+      const offered = playP(startProviderJob({ job: 'bafyreijob', requester: REQ, bid: 'b1', gpus: 2, offerExpiresAt: at(60_000) }, at(0)).state, []).state
+      const t = reduceProvider(offered, { type: 'cancel', now: at(500), from: REQ })
+      assert.equal(t.state.status, 'cancelled')
+      assert.deepEqual(t.effects.filter((e) => e.type !== 'ignored'), [])
     })
 
     // provider-lifecycle.ts:297 (offered/awarded → false): a cancel before accepting stops no work
