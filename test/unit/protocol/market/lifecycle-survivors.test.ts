@@ -8,7 +8,8 @@ import {
   ceilSeconds, outputFetchAllowanceMs, reduceProvider, reduceRequester, requesterCommitBound, startProviderJob, startRequesterJob,
   type ProviderEffect, type ProviderEvent, type RequesterEvent, type RequesterJob, type RequesterJobInit
 } from '../../../../protocol/market/lifecycle.js'
-import { INIT, LEASE_MS, P1, PRICE, REQ, at, only, playP, playR, runningProvider, tick } from '../../../helpers/lifecycle-builders.js'
+import { MAX_AWARD_ATTEMPTS, MAX_BILLING_INTERVAL_SEC, MAX_LEASE_MS, MIN_BILLING_INTERVAL_SEC, MIN_LEASE_MS } from '../../../../protocol/limits.js'
+import { INIT, LEASE_MS, TERMS, P1, PRICE, REQ, at, only, playP, playR, runningProvider, tick } from '../../../helpers/lifecycle-builders.js'
 
 const hb = (ms: number, seq: number): RequesterEvent => ({ type: 'heartbeat', now: at(ms), provider: P1, seq, state: 'running', gpuSeconds: 0 })
 const failures = (effects: ProviderEffect[]): unknown[] => effects.flatMap((e) => e.type === 'record-failure' ? [[e.subject, e.reason, e.evidence]] : [])
@@ -209,6 +210,67 @@ describe('job lifecycle survivors (issue 9, round-10 Stryker run)', () => {
       const gone = reduceProvider(done, { type: 'requester-gone', now: at(11_000) })
       assert.equal(gone.state.status, 'stopped-unpaid')
       assert.deepEqual(failures(gone.effects), [[REQ, 'nonpayment', ['award', 'receipt']]])
+    })
+  })
+
+  describe('edges of the inputs', () => {
+    // provider-lifecycle.ts:226-228 (the award terms' ranges): terms exactly at a bound are taken, one past it ignored
+    const offered = (): ReturnType<typeof runningProvider> => startProviderJob({ job: 'bafyreijob', requester: REQ, bid: 'b1', gpus: 2, offerExpiresAt: at(60_000) }, at(0)).state
+    const cases: Array<[string, Partial<typeof TERMS>, boolean]> = [
+      ['attempt 1', { attempt: 1 }, true], ['attempt 0', { attempt: 0 }, false],
+      ['attempt at the limit', { attempt: MAX_AWARD_ATTEMPTS }, true], ['attempt past the limit', { attempt: MAX_AWARD_ATTEMPTS + 1 }, false],
+      ['the shortest lease', { leaseMs: MIN_LEASE_MS }, true], ['a lease below it', { leaseMs: MIN_LEASE_MS - 1 }, false],
+      ['the longest lease', { leaseMs: MAX_LEASE_MS }, true], ['a lease past it', { leaseMs: MAX_LEASE_MS + 1 }, false],
+      ['the shortest billing interval', { billingIntervalSec: MIN_BILLING_INTERVAL_SEC }, true], ['a billing interval below it', { billingIntervalSec: MIN_BILLING_INTERVAL_SEC - 1 }, false],
+      ['the longest billing interval', { billingIntervalSec: MAX_BILLING_INTERVAL_SEC }, true], ['a billing interval past it', { billingIntervalSec: MAX_BILLING_INTERVAL_SEC + 1 }, false]
+    ]
+    for (const [name, terms, taken] of cases) {
+      it(`an award with ${name} is ${taken ? 'taken' : 'ignored'}`, () => {
+        const t = reduceProvider(offered(), { type: 'award-received', now: at(1000), from: REQ, award: { ...TERMS, ...terms } })
+        assert.equal(t.state.status, taken ? 'awarded' : 'offered')
+        assert.equal(only(t.effects, 'review-award').length, taken ? 1 : 0)
+      })
+    }
+
+    // provider-lifecycle.ts:306 (the 'awarded' case of requester-gone): nothing to stop before accepting
+    it('a requester gone while awarded cancels without a stop-work or a failure report', () => {
+      const t = reduceProvider(startProviderJobAccepted(false), { type: 'requester-gone', now: at(1050) })
+      assert.equal(t.state.status, 'cancelled')
+      assert.deepEqual(t.effects.filter((e) => e.type !== 'ignored'), [])
+    })
+
+    // requester-lifecycle.ts:383 (effectivePrice < 0): a free bid is a bid; a negative effective price is not
+    it('a bid at an effective price of 0 is held, one below 0 is ignored', () => {
+      const open = startRequesterJob(INIT, at(0)).state
+      const free = reduceRequester(open, { type: 'bid-received', now: at(100), bid: 'b0', provider: P1, price: 0, effectivePrice: 0 })
+      assert.equal(free.state.auction.bids.length, 1)
+      const negative = reduceRequester(open, { type: 'bid-received', now: at(100), bid: 'b0', provider: P1, price: 0, effectivePrice: -1 })
+      assert.equal(negative.state.auction.bids.length, 0)
+    })
+
+    // requester-lifecycle.ts:399 (no decision before the window closes): an early decision awards nothing
+    it('a decision before the bid window closed is ignored', () => {
+      const t = playR(startRequesterJob(INIT, at(0)).state, [
+        { type: 'bid-received', now: at(100), bid: 'b1', provider: P1, price: PRICE, effectivePrice: PRICE },
+        { type: 'bidding-closed', now: at(500), winner: { bid: 'b1', provider: P1, price: PRICE } }
+      ])
+      assert.equal(t.state.status, 'bidding')
+      assert.deepEqual(only(t.effects, 'send-award'), [])
+    })
+
+    // requester-lifecycle.ts:471 (unknown job states): a status in no known state does not hold the lease
+    it('a heartbeat with an unknown state does not extend the lease', () => {
+      const s = reduceRequester(runningRequester(), { type: 'heartbeat', now: at(60_000), provider: P1, seq: 2, state: 'bogus' as 'running', gpuSeconds: 0 }).state
+      const t = reduceRequester(s, tick(2000 + LEASE_MS))
+      assert.equal(t.state.status, 'bidding')
+      assert.deepEqual(t.effects.flatMap((e) => e.type === 'record-failure' ? [e.reason] : []), ['no-heartbeat'])
+    })
+
+    // lifecycle-shared.ts:233 (value < min): a job below a configuration minimum is refused
+    it('a job with a lease one below the minimum or a 0-second runtime is refused', () => {
+      assert.throws(() => startRequesterJob({ ...INIT, leaseMs: MIN_LEASE_MS - 1 }, at(0)), { name: 'InvalidLifecycleConfigError' })
+      assert.throws(() => startRequesterJob({ ...INIT, maxRuntimeSec: 0 }, at(0)), { name: 'InvalidLifecycleConfigError' })
+      assert.equal(startRequesterJob({ ...INIT, leaseMs: MIN_LEASE_MS }, at(0)).state.config.leaseMs, MIN_LEASE_MS)
     })
   })
 
