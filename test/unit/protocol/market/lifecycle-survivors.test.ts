@@ -146,6 +146,16 @@ describe('job lifecycle survivors (issue 9, round-10 Stryker run)', () => {
       assert.deepEqual({ cumulative: late.state.paid.cumulative, intervals: late.state.paid.intervals }, { cumulative: 240_000, intervals: 2 })
     })
 
+    // provider-lifecycle.ts:349 (the endings that still take a payment): a settled job's ledger is closed
+    it('a payment after the job settled changes nothing on the provider\'s ledger', () => {
+      const done = reduceProvider(runningProvider(), { type: 'finished', now: at(10_000), exitCode: 0, gpuSeconds: 16 }).state
+      const settled = reduceProvider(done, payment(11_000, 16_000, 1)).state
+      assert.equal(settled.status, 'settled')
+      const again = reduceProvider(settled, payment(12_000, 999_000, 9))
+      assert.equal(again.state.status, 'settled')
+      assert.deepEqual({ cumulative: again.state.paid.cumulative, intervals: again.state.paid.intervals }, { cumulative: 16_000, intervals: settled.paid.intervals })
+    })
+
     // provider-lifecycle.ts:258, 259 (the inputs-ready guard): a second inputs-fetched starts nothing
     it('inputs fetched twice start the job once', () => {
       const job = playP(startProviderJobAccepted(), [{ type: 'inputs-fetched', now: at(1500) }, { type: 'inputs-fetched', now: at(1600) }])
