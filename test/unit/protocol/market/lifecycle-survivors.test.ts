@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict'
 import {
-  ceilSeconds, outputFetchAllowanceMs, reduceProvider, reduceRequester, requesterCommitBound, startProviderJob, startRequesterJob,
+  PROVIDER_TRANSITIONS, REQUESTER_TRANSITIONS, ceilSeconds, isAllowedTransition, outputFetchAllowanceMs, reduceProvider, reduceRequester, requesterCommitBound, startProviderJob, startRequesterJob,
   type ProviderEffect, type ProviderEvent, type RequesterEvent, type RequesterJob, type RequesterJobInit
 } from '../../../../protocol/market/lifecycle.js'
 import { MAX_AWARD_ATTEMPTS, MAX_BILLING_INTERVAL_SEC, MAX_LEASE_MS, MIN_BILLING_INTERVAL_SEC, MIN_LEASE_MS } from '../../../../protocol/limits.js'
@@ -285,6 +285,13 @@ describe('job lifecycle survivors (issue 9, round-10 Stryker run)', () => {
   })
 
   describe('shared arithmetic', () => {
+    // lifecycle-shared.ts:91 (from === to → true): the transition tables refuse what they do not list
+    it('a settled job may not go back to running, on either side; staying put is allowed', () => {
+      assert.equal(isAllowedTransition(PROVIDER_TRANSITIONS, 'settled', 'running'), false)
+      assert.equal(isAllowedTransition(REQUESTER_TRANSITIONS, 'settled', 'running'), false)
+      assert.equal(isAllowedTransition(PROVIDER_TRANSITIONS, 'settled', 'settled'), true)
+    })
+
     // lifecycle-shared.ts:47 (the output-size guard): a malformed size never shortens the fetch allowance
     it('the output fetch allowance ignores negative, fractional and non-finite sizes', () => {
       for (const bad of [-1, -5_000_000_000, Number.NaN, Number.POSITIVE_INFINITY, 1_000_000_000.5]) {
