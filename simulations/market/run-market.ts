@@ -153,7 +153,11 @@ const MS_PER_HOUR = 3_600_000
 function outcomes (h: Harness, workload: Workload, ids: Map<string, SimJob>, start: number, listPriceOf: (job: SimJob) => number): StrategyRun {
   const r = h.recorder
   const awardsByJob = new Map<string, typeof r.awards>()
-  for (const a of r.awards) awardsByJob.set(a.job, [...(awardsByJob.get(a.job) ?? []), a])
+  for (const a of r.awards) {
+    const list = awardsByJob.get(a.job)
+    if (list === undefined) awardsByJob.set(a.job, [a])
+    else list.push(a)
+  }
   const startsByJob = new Map<string, number>()
   for (const s of r.starts) startsByJob.set(s.job, s.at)
   const preemptionsByJob = new Map<string, number>()

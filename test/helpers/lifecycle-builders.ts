@@ -4,7 +4,7 @@
  * may check every transition on the way), and a provider job running since +2000.
  */
 import {
-  reduceProvider, reduceRequester, startProviderJob,
+  reduceProvider, reduceRequester, startProviderJob, startRequesterJob,
   type AwardTerms, type ProviderEffect, type ProviderEvent, type ProviderJob, type RequesterEffect, type RequesterEvent, type RequesterJob, type RequesterJobInit
 } from '../../protocol/market/lifecycle.js'
 
@@ -59,4 +59,21 @@ export function runningProvider (gpus = 2, terms: AwardTerms = TERMS, step?: Ste
     { type: 'inputs-fetched', now: at(1500) },
     { type: 'started', now: at(2000) }
   ], step).state
+}
+
+/** A running-status heartbeat from P1 at +ms with status seq `seq`. */
+export const hb = (ms: number, seq: number, gpuSeconds = 0): RequesterEvent => ({ type: 'heartbeat', now: at(ms), provider: P1, seq, state: 'running', gpuSeconds })
+
+/** A payment from the requester at +ms: `cumulative` micros through billing interval `interval`. */
+export const payment = (ms: number, cumulative: number, interval: number): ProviderEvent => ({ type: 'payment-received', now: at(ms), from: REQ, cumulative, interval })
+
+/** A requester job awarded to P1 at +1000, accepted at +1200, reported running at +2000 (the billing anchor). */
+export function runningRequester (init: Partial<RequesterJobInit> = {}): RequesterJob {
+  return playR(startRequesterJob({ ...INIT, ...init }, at(0)).state, [
+    { type: 'bid-received', now: at(100), bid: 'b1', provider: P1, price: PRICE, effectivePrice: PRICE },
+    tick(1000),
+    { type: 'bidding-closed', now: at(1000), winner: { bid: 'b1', provider: P1, price: PRICE } },
+    { type: 'award-accepted', now: at(1200), provider: P1 },
+    hb(2000, 1)
+  ]).state
 }

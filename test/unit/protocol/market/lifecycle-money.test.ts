@@ -12,24 +12,12 @@ import {
   reduceProvider, reduceRequester, startRequesterJob,
   type ProviderEffect, type ProviderEvent, type ProviderJob, type RequesterEffect, type RequesterEvent, type RequesterJob, type RequesterJobInit
 } from '../../../../protocol/market/lifecycle.js'
-import { INIT, LEASE_MS, P1, PRICE, REQ, at, only, playP, playR, runningProvider, tick } from '../../../helpers/lifecycle-builders.js'
+import { INIT, LEASE_MS, P1, PRICE, REQ, at, only, playP, playR, hb, payment, runningProvider, runningRequester, tick } from '../../../helpers/lifecycle-builders.js'
 
 const INTERVAL_MS = 60_000
 
-const hb = (ms: number, seq: number, gpuSeconds = 0): RequesterEvent => ({ type: 'heartbeat', now: at(ms), provider: P1, seq, state: 'running', gpuSeconds })
-const payment = (ms: number, cumulative: number, interval: number): ProviderEvent => ({ type: 'payment-received', now: at(ms), from: REQ, cumulative, interval })
 const failureReasons = (effects: Array<RequesterEffect | ProviderEffect>): string[] => effects.flatMap((e) => e.type === 'record-failure' ? [e.reason] : [])
 
-/** Awarded to P1 at +1000, accepted at +1200, reported running at +2000 (the billing anchor). */
-function runningRequester (init: Partial<RequesterJobInit> = {}): RequesterJob {
-  return playR(startRequesterJob({ ...INIT, ...init }, at(0)).state, [
-    { type: 'bid-received', now: at(100), bid: 'b1', provider: P1, price: PRICE, effectivePrice: PRICE },
-    tick(1000),
-    { type: 'bidding-closed', now: at(1000), winner: { bid: 'b1', provider: P1, price: PRICE } },
-    { type: 'award-accepted', now: at(1200), provider: P1 },
-    hb(2000, 1)
-  ]).state
-}
 
 describe('job lifecycle money edges (issue 9 mutation audit)', () => {
   describe('a job that asks for no GPU is billed as one unit on both sides', () => {

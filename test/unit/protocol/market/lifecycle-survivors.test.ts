@@ -9,22 +9,10 @@ import {
   type ProviderEffect, type ProviderEvent, type RequesterEvent, type RequesterJob, type RequesterJobInit
 } from '../../../../protocol/market/lifecycle.js'
 import { MAX_AWARD_ATTEMPTS, MAX_BILLING_INTERVAL_SEC, MAX_LEASE_MS, MIN_BILLING_INTERVAL_SEC, MIN_LEASE_MS } from '../../../../protocol/limits.js'
-import { INIT, LEASE_MS, TERMS, P1, PRICE, REQ, at, only, playP, playR, runningProvider, tick } from '../../../helpers/lifecycle-builders.js'
+import { INIT, LEASE_MS, TERMS, P1, PRICE, REQ, at, only, playP, playR, hb, payment, runningProvider, runningRequester, tick } from '../../../helpers/lifecycle-builders.js'
 
-const hb = (ms: number, seq: number): RequesterEvent => ({ type: 'heartbeat', now: at(ms), provider: P1, seq, state: 'running', gpuSeconds: 0 })
 const failures = (effects: ProviderEffect[]): unknown[] => effects.flatMap((e) => e.type === 'record-failure' ? [[e.subject, e.reason, e.evidence]] : [])
-const payment = (ms: number, cumulative: number, interval: number): ProviderEvent => ({ type: 'payment-received', now: at(ms), from: REQ, cumulative, interval })
 
-/** Awarded to P1 at +1000, accepted at +1200, reported running at +2000 (the billing anchor). */
-function runningRequester (init: Partial<RequesterJobInit> = {}): RequesterJob {
-  return playR(startRequesterJob({ ...INIT, ...init }, at(0)).state, [
-    { type: 'bid-received', now: at(100), bid: 'b1', provider: P1, price: PRICE, effectivePrice: PRICE },
-    tick(1000),
-    { type: 'bidding-closed', now: at(1000), winner: { bid: 'b1', provider: P1, price: PRICE } },
-    { type: 'award-accepted', now: at(1200), provider: P1 },
-    hb(2000, 1)
-  ]).state
-}
 
 describe('job lifecycle survivors (issue 9, round-10 Stryker run)', () => {
   describe('the requester', () => {
