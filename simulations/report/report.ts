@@ -63,7 +63,16 @@ export interface ReportOptions {
   run?: Record<string, string | number | boolean>
   /** The fault runs (faults.ts `faultMetrics`): a `faults` section, and a claim per expectation. */
   faults?: readonly FaultMetrics[]
+  /** A scenario's own sections (e.g. the adversaries'), under `sections` by key. */
+  sections?: readonly ReportSection[]
 }
+
+/**
+ * A section only one scenario has (the adversaries' award shares, the spam's traffic): its JSON under
+ * `sections[key]` in report.json — plain and already rounded by the scenario, so it stays
+ * deterministic — and its lines under `## title` in report.md.
+ */
+export interface ReportSection { key: string, title: string, json: Record<string, unknown>, markdown: string[] }
 
 export interface Report {
   format: string
@@ -72,6 +81,8 @@ export interface Report {
   strategies: Array<Record<string, unknown>>
   /** Present only when the scenario ran faults (before `claims`). */
   faults?: Array<Record<string, unknown>>
+  /** Present only when the scenario has sections of its own (ReportSection). */
+  sections?: Record<string, Record<string, unknown>>
   claims: Claim[]
 }
 
@@ -179,6 +190,7 @@ export function buildReport (workload: Workload, metrics: readonly StrategyMetri
     },
     strategies: metrics.map(strategyJson),
     ...(faults.length > 0 ? { faults: faultsJson(faults) } : {}),
+    ...(options.sections !== undefined && options.sections.length > 0 ? { sections: Object.fromEntries(options.sections.map((x) => [x.key, x.json])) } : {}),
     claims
   }
 }
@@ -192,7 +204,7 @@ const minutes = (ms: number | null): string => (ms === null ? '–' : (ms / 60_0
 const waitCell = (p: Percentiles): string => (p.n === 0 ? '–' : `${minutes(p.p50)} / ${minutes(p.p95)} / ${minutes(p.p99)}`)
 
 /** report.md's text: the headline table, the table by tier, the faults (when given), and the claims. */
-export function reportMarkdown (workload: Workload, metrics: readonly StrategyMetrics[], report: Report, faults: readonly FaultMetrics[] = []): string {
+export function reportMarkdown (workload: Workload, metrics: readonly StrategyMetrics[], report: Report, faults: readonly FaultMetrics[] = [], sections: readonly ReportSection[] = []): string {
   const lines: string[] = []
   lines.push(`# gpumesh sim: ${workload.name}`, '')
   lines.push(`${report.workload.nodes} nodes (${report.workload.gpus} GPUs), ${report.workload.jobs} renter jobs, ${report.workload.ownerWork} owner tasks, horizon ${(workload.horizonMs / 3_600_000).toFixed(1)} h.`, '')
@@ -214,6 +226,7 @@ export function reportMarkdown (workload: Workload, metrics: readonly StrategyMe
   }
   const faultLines = faultsMarkdown(faults)
   if (faultLines.length > 0) lines.push('', ...faultLines.slice(0, -1))
+  for (const x of sections) lines.push('', `## ${x.title}`, '', ...x.markdown)
   lines.push('', '## Claims', '')
   for (const c of report.claims) lines.push(`- **${c.claim}** — ${c.verdict}: ${c.detail}.`)
   lines.push('')
