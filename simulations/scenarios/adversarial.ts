@@ -140,10 +140,12 @@ export interface AwardShare {
   toAdversaries: number
   /** Jobs whose first award went to an adversary. */
   firstToAdversaries: number
+  /** Awards to each group's adversaries (every group named, in the spec's order). */
+  byGroup: Record<string, number>
 }
 
 /** Awards to adversaries by the phase their job was submitted in (from the run's recorder). */
-export function awardShares (run: MarketRun, adversaries: ReadonlyMap<string, string>, phases: readonly FaultPhase[]): AwardShare[] {
+export function awardShares (run: MarketRun, adversaries: ReadonlyMap<string, string>, phases: readonly FaultPhase[], groups: readonly string[]): AwardShare[] {
   const byJob = new Map<string, Array<{ provider: string, attempt: number }>>()
   for (const a of run.harness.recorder.awards) {
     const list = byJob.get(a.job) ?? []
@@ -153,13 +155,18 @@ export function awardShares (run: MarketRun, adversaries: ReadonlyMap<string, st
   // a job's submission, ms since the run's start: its request was issued when it was submitted
   const submitted: Array<[string, number]> = [...run.harness.world.jobs].map(([id, r]) => [id, r.payload.issuedAt - run.start])
   return phases.map((p) => {
-    const s: AwardShare = { phase: p.name, jobs: 0, awards: 0, toAdversaries: 0, firstToAdversaries: 0 }
+    const s: AwardShare = { phase: p.name, jobs: 0, awards: 0, toAdversaries: 0, firstToAdversaries: 0, byGroup: Object.fromEntries(groups.map((g) => [g, 0])) }
     for (const [job, at] of submitted) {
       if (at < p.fromMs || at >= p.untilMs) continue
       s.jobs++
       const awards = (byJob.get(job) ?? []).sort((x, y) => x.attempt - y.attempt)
       s.awards += awards.length
-      s.toAdversaries += awards.filter((a) => adversaries.has(a.provider)).length
+      for (const a of awards) {
+        const group = adversaries.get(a.provider)
+        if (group === undefined) continue
+        s.toAdversaries++
+        s.byGroup[group] = (s.byGroup[group] ?? 0) + 1
+      }
       if (awards[0] !== undefined && adversaries.has(awards[0].provider)) s.firstToAdversaries++
     }
     return s
@@ -186,7 +193,8 @@ function traffic (stats: MarketRunStats, jobs: number): Record<string, number> {
 
 /** The adversaries' own section: who they were, how often they won (by thirds), what the run's traffic cost. */
 export function adversarySection (spec: AdversarialSpec, faulty: MarketRun, honest: MarketRun, adversaries: ReadonlyMap<string, string>, phases: readonly FaultPhase[], workload: Workload): ReportSection {
-  const shares = awardShares(faulty, adversaries, phases)
+  const names = spec.groups.map((g) => g.name)
+  const shares = awardShares(faulty, adversaries, phases, names)
   const jobs = workload.jobs.length
   const groups = spec.groups.map((g) => ({ name: g.name, nodes: [...adversaries.values()].filter((x) => x === g.name).length, behaviour: g.describe }))
   const t = { honest: traffic(honest.stats, jobs), faulty: traffic(faulty.stats, jobs) }
@@ -198,9 +206,9 @@ export function adversarySection (spec: AdversarialSpec, faulty: MarketRun, hone
   const md: string[] = []
   md.push(`Adversaries: ${groups.map((g) => `${g.nodes} × ${g.name} (${g.behaviour})`).join('; ')}.`, '')
   md.push("Awards to adversaries by when the job was submitted (share of all awards; share of jobs whose first award went to one). A falling share would show the requesters' reliability views learning to avoid them.", '')
-  md.push('| jobs submitted | jobs | awards | to adversaries | share | first award to one |')
-  md.push('|---|---:|---:|---:|---:|---:|')
-  for (const s of shares) md.push(`| ${s.phase} | ${s.jobs} | ${s.awards} | ${s.toAdversaries} | ${pct(share(s.toAdversaries, s.awards))} | ${pct(share(s.firstToAdversaries, s.jobs))} |`)
+  md.push(`| jobs submitted | jobs | awards | to adversaries | share | first award to one | ${names.map((n) => `to ${n}s`).join(' | ')} |`)
+  md.push(`|---|---:|---:|---:|---:|---:|${names.map(() => '---:|').join('')}`)
+  for (const s of shares) md.push(`| ${s.phase} | ${s.jobs} | ${s.awards} | ${s.toAdversaries} | ${pct(share(s.toAdversaries, s.awards))} | ${pct(share(s.firstToAdversaries, s.jobs))} | ${names.map((n) => s.byGroup[n] ?? 0).join(' | ')} |`)
   md.push('', 'Traffic per job (bids: valid bids sent; messages and bytes: everything sent, the replays and forgeries dropped at the first hop included):', '')
   md.push('| run | bids | messages | bytes | replays | forged |')
   md.push('|---|---:|---:|---:|---:|---:|')

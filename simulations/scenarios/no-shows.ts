@@ -10,7 +10,7 @@
 import { runAdversarial, type AdversarialSpec } from './adversarial.js'
 import type { Scenario, ScenarioData, ScenarioOptions, ScenarioResult } from './scenario.js'
 
-export const NO_SHOWS_DEFAULTS = Object.freeze({ nodes: 600, jobs: 300 })
+export const NO_SHOWS_DEFAULTS = Object.freeze({ nodes: 300, jobs: 150 })
 export const NO_SHOW_SHARE = 0.10
 export const UNDERCUTTER_SHARE = 0.05
 /** An undercutter's ask: this share of its model's list price. */

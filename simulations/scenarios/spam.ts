@@ -12,7 +12,7 @@ import { DEFAULT_GOSSIP_PARAMS } from '../overlay/gossip-params.js'
 import { runAdversarial, type AdversarialSpec } from './adversarial.js'
 import type { Scenario, ScenarioData, ScenarioOptions, ScenarioResult } from './scenario.js'
 
-export const SPAM_DEFAULTS = Object.freeze({ nodes: 600, jobs: 300 })
+export const SPAM_DEFAULTS = Object.freeze({ nodes: 250, jobs: 125 })
 export const SPAMMER_SHARE = 0.05
 export const SPAM = Object.freeze({ own: 8, replays: 16, forged: 32, firstHop: DEFAULT_GOSSIP_PARAMS.D })
 
