@@ -123,12 +123,12 @@ export class Harness {
     for (let next = this.scheduler.next(); next !== undefined && next <= end; next = this.scheduler.next()) this.scheduler.step()
   }
 
-  /** Whether `node` (a peer id) keeps an honest ledger: requesters that stop paying and no-show or cheating providers do not. */
+  /** Whether `node` (a peer id) keeps an honest ledger: requesters that stop paying and no-show, stalling, undercutting or cheating providers do not. */
   keepsLedger (peerId: string): boolean {
     let known = false
     for (const p of this.providers.values()) {
       if (p.peerId !== peerId) continue
-      if (p.behaviour.noShow === true || p.behaviour.tamperOutputs === true) return false
+      if (p.behaviour.noShow === true || p.behaviour.stall === true || p.behaviour.undercut !== undefined || p.behaviour.tamperOutputs === true) return false
       known = true
     }
     for (const r of this.requesters.values()) {

@@ -7,6 +7,7 @@ import type { CID } from '../../crypto/index.js'
 import { PROTOCOL_VERSION, modelSlug } from '../../protocol/constants.js'
 import type { CapabilityAd, GpuInfo } from '../../protocol/messages/capability-ad.js'
 import type { JobRequest } from '../../protocol/messages/job-request.js'
+import type { Bid } from '../../protocol/messages/bid.js'
 import type { Tier } from '../../protocol/market/types.js'
 import type { WeeklyWindow } from '../../protocol/market/calendar.js'
 
@@ -127,3 +128,36 @@ export function header (now: number, lifetimeMs: number): { v: typeof PROTOCOL_V
 
 /** A job and award reference, as the exec messages carry it. */
 export interface AwardRef { job: CID, award: CID }
+
+/** What a bid says beside its job and price: the GPUs it offers (their UUIDs) and their hardware. */
+export interface BidTerms {
+  now: number
+  expiresAt: number
+  job: CID
+  provider: string
+  price: number
+  /** The GPUs' UUIDs, in the bid's order. */
+  gpus: readonly string[]
+  /** Those GPUs as the ad lists them: the bid names the first one's model and the least memory. */
+  hardware: ReadonlyArray<{ model: string, vramMiB: number }>
+  ad: CapabilityAd
+  adCid: CID
+  startBy: number
+}
+
+/** A bid payload as node/market seals it (the honest shell and the adversaries build theirs alike). */
+export function bidPayload (t: BidTerms): Bid {
+  return {
+    ...header(t.now, t.expiresAt - t.now),
+    job: t.job,
+    provider: t.provider,
+    price: t.price,
+    gpus: [...t.gpus],
+    model: (t.hardware[0] ?? t.ad.gpus[0])?.model ?? 'cpu',
+    vramMiB: t.hardware.length === 0 ? 0 : Math.min(...t.hardware.map((g) => g.vramMiB)),
+    region: t.ad.region,
+    ...(t.ad.country !== undefined ? { country: t.ad.country } : {}),
+    startBy: t.startBy,
+    ad: t.adCid
+  }
+}

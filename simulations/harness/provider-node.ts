@@ -4,7 +4,9 @@
  * stream, fetch inputs, run the job (the world's execution model: a duration, an exit code, an
  * output size), send statuses and the receipt, report failures — with counters for CIDs and no
  * signatures. Adversarial behaviour is opt-in (`behaviour`): a no-show takes the award's stream and
- * never answers; a cheat returns outputs that do not match its receipt.
+ * never answers; a staller accepts the award and then says nothing; an undercutter bids far below the
+ * market on every job it could take instead of running its agent's bidding; a spammer floods each job
+ * with bids (adversaries.ts); a cheat returns outputs that do not match its receipt.
  */
 import { EventQueue } from './event-queue.js'
 import type { Cancel } from '../../protocol/market/scheduler.js'
@@ -19,7 +21,8 @@ import type { CID } from '../../crypto/index.js'
 import type { Message, StreamEnd } from './bus.js'
 import { peerIdOf } from './ids.js'
 import { bodyOf, message, type Opened, type RoundBody } from './messages.js'
-import { capabilityAd, header, type AdSpec } from './payloads.js'
+import { bidPayload, capabilityAd, header, type AdSpec } from './payloads.js'
+import { AdversaryBidder, type SpamBehaviour, type UndercutBehaviour } from './adversaries.js'
 import { transferMs, type World } from './world.js'
 import type { Award, JobState } from '../../protocol/messages/award.js'
 
@@ -33,6 +36,12 @@ const STATUS_LIFETIME_MS = 10 * 60_000
 export interface ProviderBehaviour {
   /** Take the award's stream and never answer it (a no-show: a stranger that underbids and vanishes). */
   noShow?: boolean
+  /** Accept the award, then never start nor send a status: the requester waits out the lease. */
+  stall?: boolean
+  /** Bid this price on every job it could plausibly take, without its agent (adversaries.ts); pair with noShow or stall. */
+  undercut?: UndercutBehaviour
+  /** Flood each job request and round seen with bids (adversaries.ts); its agent still bids and delivers. */
+  spam?: SpamBehaviour
   /** Return outputs that do not match the receipt. */
   tamperOutputs?: boolean
 }
@@ -79,10 +88,14 @@ export class ProviderNode {
    */
   private readonly takes = new Set(GOSSIP_KINDS)
   private gone = false
+  /** What an undercutter or spammer publishes for each job it sees (undefined: an honest bidder). */
+  private readonly adversary: AdversaryBidder | undefined
 
   constructor (private readonly world: World, readonly name: string, spec: ProviderNodeSpec) {
     this.peerId = peerIdOf(name)
     this.behaviour = spec.behaviour ?? {}
+    const b = this.behaviour
+    this.adversary = b.undercut === undefined && b.spam === undefined ? undefined : new AdversaryBidder(world, this.peerId, b.undercut, b.spam)
     this.agent = new ProviderAgent({ peerId: this.peerId, params: spec.damping === false ? { ...world.params, damping: false } : world.params })
     world.bus.join(this.peerId, spec.region)
     for (const topic of providerTopics(spec.region)) world.bus.subscribe(this.peerId, topic, (from, m) => { this.onGossip(from, m) }, this.takes)
@@ -145,9 +158,18 @@ export class ProviderNode {
       return
     }
     const job = bodyOf(m, 'job-request')
-    if (job !== undefined) return this.feed({ type: 'job-seen', now: this.now(), job })
+    if (job !== undefined) {
+      this.adversary?.seen(job, this.ad, this.adCid)
+      // an undercutter does not run its agent's bidding
+      if (this.behaviour.undercut !== undefined) return
+      return this.feed({ type: 'job-seen', now: this.now(), job })
+    }
     const round = bodyOf(m, 'auction-round')
-    if (round !== undefined) return this.onRound(round)
+    if (round !== undefined) {
+      if (!this.gone && !round.excluded.includes(this.peerId)) this.adversary?.seen(round.request, this.ad, this.adCid)
+      if (this.behaviour.undercut !== undefined) return
+      return this.onRound(round)
+    }
     // an award naming another bid frees the GPUs this node's bid on the job held (reservations.ts)
     const award = bodyOf(m, 'award')
     if (award !== undefined && this.agent.heldBids > 0) this.feed({ type: 'award-seen', now: this.now(), award: { id: award.cid.toString(), signer: award.signer, payload: award.payload } })
@@ -165,6 +187,7 @@ export class ProviderNode {
   private onStream (stream: StreamEnd): void {
     // a no-show takes the stream and says nothing: it neither answers nor closes it
     if (this.behaviour.noShow === true) return
+    if (this.behaviour.stall === true) return this.stallOn(stream)
     let bid: string | undefined
     const timer = this.world.scheduler.at(this.now() + AWARD_WAIT_MS, () => { if (bid === undefined) stream.reset('no award in time') })
     stream.onMessage((m) => {
@@ -192,6 +215,18 @@ export class ProviderNode {
       if (bid === undefined) return
       if (this.streams.get(bid) === stream) this.streams.delete(bid)
       this.feed({ type: 'requester-gone', now: this.now(), bid })
+    })
+  }
+
+  /** A staller accepts the award on the stream, then says nothing more (nor closes it). */
+  private stallOn (stream: StreamEnd): void {
+    let answered = false
+    stream.onMessage((m) => {
+      const award = bodyOf(m, 'award')
+      if (award === undefined || answered) return
+      answered = true
+      const payload = { ...header(this.now(), STATUS_LIFETIME_MS), job: award.payload.job, award: award.cid, decision: 'accept' as const }
+      stream.send(message('award-response', { cid: this.world.ids.cid('resp'), signer: this.peerId, payload }))
     })
   }
 
@@ -234,20 +269,7 @@ export class ProviderNode {
     if (job === undefined || ad === undefined) return
     const now = this.now()
     const held = ad.gpus.filter((g) => e.decision.gpus.includes(g.uuid))
-    const first = held[0] ?? ad.gpus[0]
-    const payload = {
-      ...header(now, e.expiresAt - now),
-      job: job.cid,
-      provider: this.peerId,
-      price: e.decision.price,
-      gpus: [...e.decision.gpus],
-      model: first?.model ?? 'cpu',
-      vramMiB: held.length === 0 ? 0 : Math.min(...held.map((g) => g.vramMiB)),
-      region: ad.region,
-      ...(ad.country !== undefined ? { country: ad.country } : {}),
-      startBy: e.decision.startBy,
-      ad: this.adCid
-    }
+    const payload = bidPayload({ now, expiresAt: e.expiresAt, job: job.cid, provider: this.peerId, price: e.decision.price, gpus: e.decision.gpus, hardware: held, ad, adCid: this.adCid, startBy: e.decision.startBy })
     const cid = this.world.ids.cid('bid')
     this.feed({ type: 'bid-sealed', now, job: e.job, round: e.round, bid: cid.toString(), payload })
     this.world.bus.publish(this.peerId, jobTopics(job.payload.placement), message('bid', { cid, signer: this.peerId, payload }))

@@ -89,6 +89,16 @@ export class Recorder implements Traffic {
     if (this.traceOn) this.trace.push(`${this.now()} lost ${from}>${to} ${m.kind}`)
   }
 
+  /**
+   * A message the network drops at the first hop (a replay its cache ignores, a forgery its validator
+   * rejects): sent once and delivered to `receivers` peers, whose validators stop it there — no handler
+   * sees it. Counted under its kind like any message (so it is in the traffic and the job's bytes).
+   */
+  droppedAtFirstHop (from: string, m: Message, receivers: number): void {
+    this.sent('gossip', from, m)
+    for (let i = 0; i < receivers; i++) add(this.deliveredBy, m.kind, m.bytes)
+  }
+
   /** Bytes moved outside messages (input and output blobs), counted under `kind`. */
   blob (kind: string, bytes: number): void {
     add(this.sentBy, kind, bytes)

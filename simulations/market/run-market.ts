@@ -13,7 +13,7 @@ import { Harness, DEFAULT_START } from '../harness/harness.js'
 import type { LedgerMismatch } from '../harness/recorder.js'
 import type { NetworkModel } from '../harness/network.js'
 import type { Prng, Seed } from '../harness/prng.js'
-import type { ProviderNode } from '../harness/provider-node.js'
+import type { ProviderBehaviour, ProviderNode } from '../harness/provider-node.js'
 import type { RequesterNode } from '../harness/requester-node.js'
 import type { FleetNode, JobOutcome, JobStatus, NodeOutcome, SimJob, StrategyRun, Workload } from '../model.js'
 import { DEFAULT_START_DELAY_SEC, jobSpecOf } from './job-spec.js'
@@ -44,6 +44,8 @@ export interface MarketRunOptions {
   holdLookaheadMs?: number
   /** Nodes that win and vanish (no-shows): they take the award's stream and never answer. */
   noShows?: ReadonlySet<string>
+  /** Adversarial behaviour by node id (harness/adversaries.ts: undercutters, stallers, spammers); a no-show in `noShows` too gets both. */
+  behaviours?: ReadonlyMap<string, ProviderBehaviour>
   /** Bid damping (default on). */
   damping?: boolean
   /** Called every `progressEvery` submitted jobs with (submitted, total). */
@@ -67,7 +69,8 @@ export interface MarketRunStats {
   events: number
 }
 
-export interface MarketRun { run: StrategyRun, stats: MarketRunStats, harness: Harness }
+/** The run's outcomes, traffic, its harness (the record), and the epoch of its t = 0. */
+export interface MarketRun { run: StrategyRun, stats: MarketRunStats, harness: Harness, start: number }
 
 /** Run the gpumesh market on `workload` until its horizon. */
 export function runMarket (workload: Workload, options: MarketRunOptions): MarketRun {
@@ -97,7 +100,7 @@ export function runMarket (workload: Workload, options: MarketRunOptions): Marke
       hardware: [{ name: node.gpuName, vramMiB: node.vramMiB, count: node.gpus }],
       floor: options.floorOf(node),
       ...(options.damping === false ? { damping: false } : {}),
-      ...(options.noShows?.has(node.id) === true ? { behaviour: { noShow: true } } : {})
+      ...behaviourOf(node.id, options)
     })
     providers.set(node.id, p)
     const mine = (holds.get(node.id) ?? []).map((x): OwnerHold => ({ ...x, from: start + x.from, until: start + x.until }))
@@ -136,7 +139,15 @@ export function runMarket (workload: Workload, options: MarketRunOptions): Marke
   }
   options.onProgress?.(submitted, workload.jobs.length)
   const run = outcomes(h, workload, ids, start, options.listPriceOf ?? options.capOf)
-  return { run, stats: stats(h, ids.size, events), harness: h }
+  return { run, stats: stats(h, ids.size, events), harness: h, start }
+}
+
+/** The node's adversarial behaviour from `noShows` and `behaviours` (none: honest). */
+function behaviourOf (id: string, options: MarketRunOptions): { behaviour?: ProviderBehaviour } {
+  const given = options.behaviours?.get(id)
+  const noShow = options.noShows?.has(id) === true
+  if (given === undefined && !noShow) return {}
+  return { behaviour: { ...given, ...(noShow ? { noShow: true } : {}) } }
 }
 
 /** Feed `p` the holds overlapping [t, t + lookahead) at t = from, from + every, … until `until`. */

@@ -1,11 +1,15 @@
 /** The simulator's scenarios by name (`gpumesh sim --scenario NAME`). */
 import { market } from './market.js'
+import { noShows } from './no-shows.js'
+import { spam } from './spam.js'
 import { UnknownScenarioError, type Scenario } from './scenario.js'
 
 export * from './scenario.js'
 export { market, marketWorkload, MARKET_DEFAULTS } from './market.js'
+export { noShows, NO_SHOWS_DEFAULTS, NO_SHOWS_SPEC } from './no-shows.js'
+export { spam, SPAM_DEFAULTS, SPAM_SPEC } from './spam.js'
 
-export const SCENARIOS: readonly Scenario[] = [market]
+export const SCENARIOS: readonly Scenario[] = [market, noShows, spam]
 
 export function scenarioNamed (name: string): Scenario {
   const found = SCENARIOS.find((s) => s.name === name)

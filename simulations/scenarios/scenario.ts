@@ -8,6 +8,8 @@ import type { StrategyRun, Workload } from '../model.js'
 import type { LoadSummary } from '../workloads/workload.js'
 import type { MarketRunStats } from '../market/run-market.js'
 import type { ListPrice } from '../baselines/fit.js'
+import type { FaultSpec } from '../report/faults.js'
+import type { ReportSection } from '../report/report.js'
 
 /** The data a scenario may read, as text (simulations/data/ by default; `--trace` replaces the jobs). */
 export interface ScenarioData {
@@ -47,6 +49,10 @@ export interface ScenarioResult {
   listPrice: ListPrice
   /** The assumptions the numbers rest on, one sentence each, for the report. */
   assumptions: string[]
+  /** The fault runs among `runs`, for the report's faults section (report/faults.ts). */
+  faults?: FaultSpec[]
+  /** Sections only this scenario has (report.ts ReportSection), after the faults. */
+  sections?: ReportSection[]
 }
 
 export interface Scenario {

@@ -56,6 +56,23 @@ describe('gpumesh sim (separate processes)', function () {
     assert.notEqual(await readFile(join(root, 'c', 'report.json'), 'utf8'), await readFile(join(root, 'a', 'report.json'), 'utf8'))
   })
 
+  for (const [scenario, fault] of [['no-shows', 'gpumesh+no-shows'], ['spam', 'gpumesh+spam']] as const) {
+    it(`runs the ${scenario} scenario at a tiny size: its faults entry and adversaries section in report.json and report.md`, async () => {
+      const dir = join(root, scenario)
+      const r = await runCli(['sim', '--scenario', scenario, '--nodes', '30', '--jobs', '16', '--out', dir], { timeoutMs: 200_000 })
+      assert.equal(r.code, 0, r.stderr)
+      assert.match(r.stdout, new RegExp(fault.replace('+', '\\+')))
+      const report = JSON.parse(await readFile(join(dir, 'report.json'), 'utf8')) as { strategies: Array<{ strategy: string }>, faults: Array<{ name: string, runs: Array<{ role: string, strategy: string }> }>, sections: { adversaries: { awardsByThird: unknown[] } } }
+      assert.deepEqual(report.strategies.map((s) => s.strategy), ['gpumesh', fault, 'central', 'old-way'])
+      assert.deepEqual(report.faults.map((f) => [f.name, f.runs.map((x) => `${x.role}:${x.strategy}`)]), [[scenario, [`fault:${fault}`, 'without:gpumesh', 'bound:central']]])
+      assert.equal(report.sections.adversaries.awardsByThird.length, 3)
+      const md = await readFile(join(dir, 'report.md'), 'utf8')
+      assert.match(md, /## Faults/)
+      assert.match(md, /## Adversaries/)
+      assert.ok((await readdir(join(dir, 'charts'))).some((f) => f.endsWith('.png')))
+    })
+  }
+
   it('refuses an unknown scenario, a bad size and a missing or malformed trace with one clear line', async () => {
     const unknown = await runCli(['sim', '--scenario', 'nope'])
     assert.equal(unknown.code, 2)
