@@ -18,7 +18,14 @@ export interface Scheduler {
 /** Cancels a scheduled call; idempotent. */
 export type Cancel = () => void
 
-interface Entry { t: number, seq: number, fn: () => void, cancelled: boolean }
+interface Entry {
+  t: number
+  seq: number
+  fn: () => void
+  cancelled: boolean
+  /** A series' step (`series`): runs at `t`, says when it runs next (undefined: done). */
+  again?: () => number | undefined
+}
 
 /**
  * A virtual clock: time moves only when the owner runs the queue. Deterministic (ties by scheduling
@@ -39,7 +46,7 @@ export class VirtualScheduler implements Scheduler {
   }
 
   at (t: number, fn: () => void): Cancel {
-    const entry: Entry = { t: Number.isFinite(t) ? Math.max(t, this.time) : (t > 0 ? Infinity : this.time), seq: this.seq++, fn, cancelled: false }
+    const entry: Entry = { t: this.clamp(t), seq: this.seq++, fn, cancelled: false }
     this.push(entry)
     this.live++
     return () => {
@@ -47,6 +54,21 @@ export class VirtualScheduler implements Scheduler {
       entry.cancelled = true
       this.live--
     }
+  }
+
+  /**
+   * A series of calls decided together now, at non-decreasing times, each holding the place in the order
+   * that its own `at` made now would hold: `step` runs at `first` and returns when it runs next (undefined:
+   * the series is over). A call of another owner due at the same instant runs before a step if it was
+   * scheduled before this call, after it otherwise — exactly as if every step had been scheduled now, one
+   * after another. One heap entry for the whole series (a gossip publish's deliveries, grouped by instant:
+   * harness/bus.ts) instead of one per step; it counts as one pending call until it ends. A next time
+   * earlier than the one just run is taken as that one; a series never runs steps due at Infinity.
+   */
+  series (first: number, step: () => number | undefined): void {
+    const entry: Entry = { t: this.clamp(first), seq: this.seq++, fn: () => {}, cancelled: false, again: step }
+    this.push(entry)
+    this.live++
   }
 
   /** Calls scheduled and neither run nor cancelled. */
@@ -68,11 +90,25 @@ export class VirtualScheduler implements Scheduler {
       if (entry !== undefined) this.push(entry)
       return false
     }
+    this.time = Math.max(this.time, entry.t)
+    if (entry.again !== undefined) {
+      const next = entry.again()
+      if (next !== undefined) {
+        // the same entry, the same seq: its place among calls due at the next instant is the series' own
+        entry.t = Math.max(this.clamp(next), entry.t)
+        this.push(entry)
+        return true
+      }
+    }
     this.live--
     entry.cancelled = true
-    this.time = Math.max(this.time, entry.t)
-    entry.fn()
+    if (entry.again === undefined) entry.fn()
     return true
+  }
+
+  /** A due time as the queue keeps it: not before now, Infinity for +Infinity, now for NaN or -Infinity. */
+  private clamp (t: number): number {
+    return Number.isFinite(t) ? Math.max(t, this.time) : (t > 0 ? Infinity : this.time)
   }
 
   /**

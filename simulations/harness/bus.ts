@@ -27,6 +27,12 @@ export interface Traffic {
   sent: (channel: 'gossip' | 'stream', from: string, message: Message) => void
   delivered: (channel: 'gossip' | 'stream', from: string, to: string, message: Message) => void
   lost: (from: string, to: string, message: Message) => void
+  /**
+   * Count `count` gossip deliveries of `message` at once: when a counter has it, the bus calls it once per
+   * instant of a publish instead of `delivered` once per receiver (a counter that must see each receiver,
+   * such as a trace, leaves it out).
+   */
+  deliveredMany?: (from: string, message: Message, count: number) => void
 }
 
 export type GossipHandler = (from: string, message: Message) => void
@@ -133,10 +139,12 @@ export class Bus {
   }
 
   /**
-   * Gossip `message` on `topics` from `from`; returns how many deliveries were scheduled. Deliveries
-   * due at the same instant share one scheduler entry and run in subscriber order: the order one
-   * entry per delivery would give (they would be consecutive in the queue), at a fraction of the
-   * queue's work when a thousand nodes subscribe.
+   * Gossip `message` on `topics` from `from`; returns how many deliveries were scheduled. Each receiver's
+   * loss and delay are drawn here, in subscriber order. The deliveries run as one scheduler series
+   * (VirtualScheduler.series): the instants in time order, at each the receivers due then in subscriber
+   * order, each instant in the queue's order where its own entry made now would be. That is the order one
+   * entry per delivery gives (those due at one instant would be consecutive), at a fraction of the queue's
+   * work when a thousand nodes subscribe.
    */
   publish (from: string, topics: readonly string[], message: Message): number {
     const sender = this.member(from)
@@ -159,19 +167,32 @@ export class Bus {
       else group.push(target)
       scheduled++
     }
+    if (scheduled === 0) return 0
+    const delays = [...due.keys()].sort((a, b) => a - b)
     const version = this.version
-    for (const [delay, group] of due) {
-      this.scheduler.at(now + delay, () => {
-        for (const target of group) {
-          // no join, leave or (un)subscribe since the publish: the target is as it was, no lookups
-          const handlers = this.version === version ? target.handlers : this.members.get(target.to)?.topics.get(target.topic)
-          if (handlers === undefined) continue
-          this.traffic?.delivered('gossip', from, target.to, message)
-          for (const h of handlers) if (h.kinds === undefined || h.kinds.has(message.kind)) h.fn(from, message)
-        }
-      })
-    }
+    let i = 0
+    this.scheduler.series(now + (delays[0] as number), () => {
+      this.deliver(from, message, due.get(delays[i] as number) as Target[], version)
+      i++
+      return i < delays.length ? now + (delays[i] as number) : undefined
+    })
     return scheduled
+  }
+
+  /** Hand `message` to each of `group` (due now, in subscriber order) whose handlers take its kind. */
+  private deliver (from: string, message: Message, group: readonly Target[], version: number): void {
+    const many = this.traffic?.deliveredMany
+    let count = 0
+    for (const target of group) {
+      // no join, leave or (un)subscribe since the publish: the target is as it was, no lookups
+      const handlers = this.version === version ? target.handlers : this.members.get(target.to)?.topics.get(target.topic)
+      if (handlers === undefined) continue
+      // one delivery, to one receiver
+      if (many === undefined) this.traffic?.delivered('gossip', from, target.to, message)
+      else count++
+      for (const h of handlers) if (h.kinds === undefined || h.kinds.has(message.kind)) h.fn(from, message)
+    }
+    if (many !== undefined && count > 0) many.call(this.traffic, from, message, count)
   }
 
   /** The members subscribed to any of `topics`, in member order, each with the first of them it has. */
