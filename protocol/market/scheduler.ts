@@ -143,20 +143,22 @@ export class VirtualScheduler implements Scheduler {
     while (this.heap.length > 0 && (this.heap[0] as Entry).cancelled) this.pop()
   }
 
-  private before (a: Entry, b: Entry): boolean {
-    return a.t < b.t || (a.t === b.t && a.seq < b.seq)
-  }
-
+  /**
+   * Sift up and down by moving a hole, not by swapping pairs (a swap through a destructured array costs
+   * an allocation in the hottest loop of a simulation). Entries are ordered by (t, seq), seqs unique.
+   */
   private push (entry: Entry): void {
     const h = this.heap
+    let i = h.length
     h.push(entry)
-    let i = h.length - 1
     while (i > 0) {
       const parent = (i - 1) >> 1
-      if (!this.before(h[i] as Entry, h[parent] as Entry)) break
-      ;[h[i], h[parent]] = [h[parent] as Entry, h[i] as Entry]
+      const p = h[parent] as Entry
+      if (!before(entry, p)) break
+      h[i] = p
       i = parent
     }
+    h[i] = entry
   }
 
   private pop (): Entry | undefined {
@@ -164,18 +166,23 @@ export class VirtualScheduler implements Scheduler {
     const top = h[0]
     const last = h.pop()
     if (top === undefined || last === undefined || h.length === 0) return top
-    h[0] = last
+    const n = h.length
     let i = 0
     for (;;) {
       const l = 2 * i + 1
+      if (l >= n) break
       const r = l + 1
-      let m = i
-      if (l < h.length && this.before(h[l] as Entry, h[m] as Entry)) m = l
-      if (r < h.length && this.before(h[r] as Entry, h[m] as Entry)) m = r
-      if (m === i) break
-      ;[h[i], h[m]] = [h[m] as Entry, h[i] as Entry]
+      let m = l
+      if (r < n && before(h[r] as Entry, h[l] as Entry)) m = r
+      if (!before(h[m] as Entry, last)) break
+      h[i] = h[m] as Entry
       i = m
     }
+    h[i] = last
     return top
   }
+}
+
+function before (a: Entry, b: Entry): boolean {
+  return a.t < b.t || (a.t === b.t && a.seq < b.seq)
 }

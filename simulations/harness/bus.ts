@@ -182,15 +182,20 @@ export class Bus {
   /** Hand `message` to each of `group` (due now, in subscriber order) whose handlers take its kind. */
   private deliver (from: string, message: Message, group: readonly Target[], version: number): void {
     const many = this.traffic?.deliveredMany
+    const kind = message.kind
     let count = 0
-    for (const target of group) {
+    for (let i = 0; i < group.length; i++) {
+      const target = group[i] as Target
       // no join, leave or (un)subscribe since the publish: the target is as it was, no lookups
       const handlers = this.version === version ? target.handlers : this.members.get(target.to)?.topics.get(target.topic)
       if (handlers === undefined) continue
       // one delivery, to one receiver
       if (many === undefined) this.traffic?.delivered('gossip', from, target.to, message)
       else count++
-      for (const h of handlers) if (h.kinds === undefined || h.kinds.has(message.kind)) h.fn(from, message)
+      for (let j = 0; j < handlers.length; j++) {
+        const h = handlers[j] as Subscription
+        if (h.kinds === undefined || h.kinds.has(kind)) h.fn(from, message)
+      }
     }
     if (many !== undefined && count > 0) many.call(this.traffic, from, message, count)
   }
