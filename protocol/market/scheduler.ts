@@ -18,7 +18,14 @@ export interface Scheduler {
 /** Cancels a scheduled call; idempotent. */
 export type Cancel = () => void
 
-interface Entry { t: number, seq: number, fn: () => void, cancelled: boolean }
+interface Entry {
+  t: number
+  seq: number
+  fn: () => void
+  cancelled: boolean
+  /** A series' step (`series`): runs at `t`, says when it runs next (undefined: done). */
+  again?: () => number | undefined
+}
 
 /**
  * A virtual clock: time moves only when the owner runs the queue. Deterministic (ties by scheduling
@@ -39,7 +46,7 @@ export class VirtualScheduler implements Scheduler {
   }
 
   at (t: number, fn: () => void): Cancel {
-    const entry: Entry = { t: Number.isFinite(t) ? Math.max(t, this.time) : (t > 0 ? Infinity : this.time), seq: this.seq++, fn, cancelled: false }
+    const entry: Entry = { t: this.clamp(t), seq: this.seq++, fn, cancelled: false }
     this.push(entry)
     this.live++
     return () => {
@@ -47,6 +54,21 @@ export class VirtualScheduler implements Scheduler {
       entry.cancelled = true
       this.live--
     }
+  }
+
+  /**
+   * A series of calls decided together now, at non-decreasing times, each holding the place in the order
+   * that its own `at` made now would hold: `step` runs at `first` and returns when it runs next (undefined:
+   * the series is over). A call of another owner due at the same instant runs before a step if it was
+   * scheduled before this call, after it otherwise — exactly as if every step had been scheduled now, one
+   * after another. One heap entry for the whole series (a gossip publish's deliveries, grouped by instant:
+   * harness/bus.ts) instead of one per step; it counts as one pending call until it ends. A next time
+   * earlier than the one just run is taken as that one; a series never runs steps due at Infinity.
+   */
+  series (first: number, step: () => number | undefined): void {
+    const entry: Entry = { t: this.clamp(first), seq: this.seq++, fn: () => {}, cancelled: false, again: step }
+    this.push(entry)
+    this.live++
   }
 
   /** Calls scheduled and neither run nor cancelled. */
@@ -68,11 +90,25 @@ export class VirtualScheduler implements Scheduler {
       if (entry !== undefined) this.push(entry)
       return false
     }
+    this.time = Math.max(this.time, entry.t)
+    if (entry.again !== undefined) {
+      const next = entry.again()
+      if (next !== undefined) {
+        // the same entry, the same seq: its place among calls due at the next instant is the series' own
+        entry.t = Math.max(this.clamp(next), entry.t)
+        this.push(entry)
+        return true
+      }
+    }
     this.live--
     entry.cancelled = true
-    this.time = Math.max(this.time, entry.t)
-    entry.fn()
+    if (entry.again === undefined) entry.fn()
     return true
+  }
+
+  /** A due time as the queue keeps it: not before now, Infinity for +Infinity, now for NaN or -Infinity. */
+  private clamp (t: number): number {
+    return Number.isFinite(t) ? Math.max(t, this.time) : (t > 0 ? Infinity : this.time)
   }
 
   /**
@@ -107,20 +143,22 @@ export class VirtualScheduler implements Scheduler {
     while (this.heap.length > 0 && (this.heap[0] as Entry).cancelled) this.pop()
   }
 
-  private before (a: Entry, b: Entry): boolean {
-    return a.t < b.t || (a.t === b.t && a.seq < b.seq)
-  }
-
+  /**
+   * Sift up and down by moving a hole, not by swapping pairs (a swap through a destructured array costs
+   * an allocation in the hottest loop of a simulation). Entries are ordered by (t, seq), seqs unique.
+   */
   private push (entry: Entry): void {
     const h = this.heap
+    let i = h.length
     h.push(entry)
-    let i = h.length - 1
     while (i > 0) {
       const parent = (i - 1) >> 1
-      if (!this.before(h[i] as Entry, h[parent] as Entry)) break
-      ;[h[i], h[parent]] = [h[parent] as Entry, h[i] as Entry]
+      const p = h[parent] as Entry
+      if (!before(entry, p)) break
+      h[i] = p
       i = parent
     }
+    h[i] = entry
   }
 
   private pop (): Entry | undefined {
@@ -128,18 +166,23 @@ export class VirtualScheduler implements Scheduler {
     const top = h[0]
     const last = h.pop()
     if (top === undefined || last === undefined || h.length === 0) return top
-    h[0] = last
+    const n = h.length
     let i = 0
     for (;;) {
       const l = 2 * i + 1
+      if (l >= n) break
       const r = l + 1
-      let m = i
-      if (l < h.length && this.before(h[l] as Entry, h[m] as Entry)) m = l
-      if (r < h.length && this.before(h[r] as Entry, h[m] as Entry)) m = r
-      if (m === i) break
-      ;[h[i], h[m]] = [h[m] as Entry, h[i] as Entry]
+      let m = l
+      if (r < n && before(h[r] as Entry, h[l] as Entry)) m = r
+      if (!before(h[m] as Entry, last)) break
+      h[i] = h[m] as Entry
       i = m
     }
+    h[i] = last
     return top
   }
+}
+
+function before (a: Entry, b: Entry): boolean {
+  return a.t < b.t || (a.t === b.t && a.seq < b.seq)
 }

@@ -68,7 +68,9 @@ export class Recorder implements Traffic {
    * `now` gives the time for the trace; `traceOn` false keeps no per-message trace (benchmarks);
    * `perJob` counts each message sent under the job it is about (the simulator's messages per job).
    */
-  constructor (private readonly now: () => number, private readonly traceOn = true, private readonly perJob = false) {}
+  constructor (private readonly now: () => number, private readonly traceOn = true, private readonly perJob = false) {
+    if (!traceOn) this.deliveredMany = (_from, m, count) => { add(this.deliveredBy, m.kind, m.bytes, count) }
+  }
 
   sent (channel: 'gossip' | 'stream', from: string, m: Message): void {
     add(this.sentBy, m.kind, m.bytes)
@@ -83,6 +85,9 @@ export class Recorder implements Traffic {
     add(this.deliveredBy, m.kind, m.bytes)
     if (this.traceOn) this.trace.push(`${this.now()} ${from}>${to} ${m.kind}`)
   }
+
+  /** Without a trace, a publish's deliveries at one instant are counted at once (the trace needs each). */
+  readonly deliveredMany: Traffic['deliveredMany']
 
   lost (from: string, to: string, m: Message): void {
     this.lostCount++
@@ -214,10 +219,11 @@ function jobOf (m: Message): string | undefined {
   return body.payload?.job?.toString()
 }
 
-function add (map: Map<string, Count>, kind: string, bytes: number): void {
+/** Count `n` messages of `bytes` each under `kind`. */
+function add (map: Map<string, Count>, kind: string, bytes: number, n = 1): void {
   const c = map.get(kind)
-  if (c === undefined) map.set(kind, { count: 1, bytes })
-  else { c.count++; c.bytes += bytes }
+  if (c === undefined) map.set(kind, { count: n, bytes: bytes * n })
+  else { c.count += n; c.bytes += bytes * n }
 }
 
 function sorted (map: Map<string, Count>): Record<string, Count> {

@@ -8,7 +8,7 @@ import { sealMessage } from '../../protocol/index.js'
 import { VirtualScheduler } from '../../protocol/market/scheduler.js'
 import { Bus, type Message } from '../../simulations/harness/bus.js'
 import { IdFactory, counterCid } from '../../simulations/harness/ids.js'
-import { fixedNetwork, regionNetwork } from '../../simulations/harness/network.js'
+import { fixedNetwork, regionNetwork, type Place } from '../../simulations/harness/network.js'
 import { capabilityAd, credits, jobRequest } from '../../simulations/harness/payloads.js'
 import { Prng } from '../../simulations/harness/prng.js'
 import { Recorder } from '../../simulations/harness/recorder.js'
@@ -124,6 +124,40 @@ describe('harness: the bus', () => {
     b.publish('src', ['t'], msg('job-request'))
     s.runAll()
     assert.deepEqual(order, ['a', 'b', 'c', "a's follow-up", "b's follow-up", "c's follow-up"])
+  })
+
+  it('delivers a publish in time order, receivers due together in subscriber order, interleaved with other calls as one entry per delivery would be', () => {
+    // a jittered model whose every draw the test sees: the bus draws one delay per receiver, in subscriber order
+    const s = new VirtualScheduler(T0)
+    const draws: Array<[string, number]> = []
+    const jitter = new Prng(5)
+    const model = { latencyMs: (_from: Place, to: Place) => { const d = 1 + jitter.int(0, 6); draws.push([to.node, d]); return d }, gossipHops: 2, gossipLoss: 0 }
+    const counted = new Recorder(() => s.now(), false)
+    const b = new Bus(s, model, new Prng(1), counted)
+    const got: string[] = []
+    const names = Array.from({ length: 40 }, (_, i) => `n${i}`)
+    b.join('src', 'eu')
+    for (const n of names) {
+      b.join(n, 'eu')
+      b.subscribe(n, 't', () => { got.push(`${n}@${s.now() - T0}`) })
+    }
+    // other calls at every instant a delivery may fall on, scheduled before the publish and after it
+    for (let t = 2; t <= 14; t++) s.at(T0 + t, () => { got.push(`before@${t}`) })
+    assert.equal(b.publish('src', ['t'], msg('bid')), 40)
+    for (let t = 2; t <= 14; t++) s.at(T0 + t, () => { got.push(`after@${t}`) })
+    s.runAll()
+    // what one scheduler entry per delivery gives: by time, then by when each was scheduled
+    const expected: Array<{ t: number, seq: number, label: string }> = []
+    let seq = 0
+    for (let t = 2; t <= 14; t++) expected.push({ t, seq: seq++, label: `before@${t}` })
+    for (const [to, d] of draws) expected.push({ t: 2 * d, seq: seq++, label: `${to}@${2 * d}` })
+    for (let t = 2; t <= 14; t++) expected.push({ t, seq: seq++, label: `after@${t}` })
+    expected.sort((x, y) => x.t - y.t || x.seq - y.seq)
+    assert.equal(draws.length, 40)
+    assert.ok(new Set(draws.map(([, d]) => d)).size > 3, 'the draws spread the receivers over several instants')
+    assert.ok(draws.some(([, d], i) => i > 0 && d < (draws[i - 1] as [string, number])[1]), 'subscriber order is not time order')
+    assert.deepEqual(got, expected.map((e) => e.label))
+    assert.deepEqual(counted.count('bid', 'delivered'), { count: 40, bytes: 4_000 }, 'counted in bulk, all the same')
   })
 
   it('hands a subscriber only the kinds it asked for, and still delivers and counts the others', () => {

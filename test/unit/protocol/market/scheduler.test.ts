@@ -56,6 +56,44 @@ describe('VirtualScheduler', () => {
     assert.throws(() => s.runUntil(0, 100), /more than 100 calls/)
   })
 
+  it('runs a series step by step, each step tied with other calls as its own at() made at the series\' start would be', () => {
+    const s = new VirtualScheduler(0)
+    const seen: string[] = []
+    s.at(10, () => seen.push('before@10'))
+    s.at(30, () => seen.push('before@30'))
+    const times = [10, 20, 30]
+    let i = 0
+    s.series(times[0] as number, () => {
+      const k = i
+      seen.push(`step${k}@${s.now()}`)
+      // a call a step schedules for its own instant runs after the step, before the series' next
+      s.at(s.now(), () => seen.push(`follow${k}@${s.now()}`))
+      i++
+      return times[i]
+    })
+    s.at(10, () => seen.push('after@10'))
+    s.at(20, () => seen.push('after@20'))
+    assert.equal(s.pending, 5, 'the series is one pending call')
+    assert.equal(s.runAll(), 10, 'each step is one call')
+    assert.deepEqual(seen, [
+      'before@10', 'step0@10', 'after@10', 'follow0@10',
+      'step1@20', 'after@20', 'follow1@20',
+      'before@30', 'step2@30', 'follow2@30'
+    ])
+    assert.equal(s.pending, 0)
+  })
+
+  it('takes a series\' next time in the past as now, and never runs a step due at Infinity', () => {
+    const s = new VirtualScheduler(100)
+    const at: number[] = []
+    const next = [50, Infinity]
+    s.series(100, () => { at.push(s.now()); return next.shift() })
+    assert.equal(s.runAll(), 2)
+    assert.deepEqual(at, [100, 100])
+    assert.equal(s.pending, 1, 'the step due at Infinity stays pending')
+    assert.equal(s.next(), Infinity)
+  })
+
   it('keeps an infinitely late call pending without running it', () => {
     const s = new VirtualScheduler(0)
     let ran = false
