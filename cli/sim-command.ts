@@ -10,7 +10,7 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { basename, join, resolve } from 'node:path'
 import type { Command } from 'commander'
 import { SCENARIOS, scenarioNamed, type ScenarioData, type ScenarioResult } from '../simulations/scenarios/index.js'
-import { buildReport, charts, metrics, reportJson, reportMarkdown, type StrategyMetrics } from '../simulations/report/index.js'
+import { buildReport, charts, faultMetrics, metrics, reportJson, reportMarkdown, type StrategyMetrics } from '../simulations/report/index.js'
 import { toJson } from './format.js'
 import { writeCharts } from './sim-charts.js'
 import { packageVersion } from './version.js'
@@ -89,7 +89,8 @@ export async function simCommand (command: Command): Promise<void> {
   })
   const simulatedMs = Date.now() - started
   const m = metrics(result.workload, result.runs, { listPrice: result.listPrice })
-  const report = buildReport(result.workload, m, { run: { scenario: result.scenario, seed, nodes: result.nodes, jobs: result.jobs } })
+  const faults = faultMetrics(result.workload, result.runs, result.faults ?? [])
+  const report = buildReport(result.workload, m, { run: { scenario: result.scenario, seed, nodes: result.nodes, jobs: result.jobs }, faults })
   await mkdir(out, { recursive: true })
   const files: string[] = []
   const put = async (name: string, text: string): Promise<void> => {
@@ -98,7 +99,7 @@ export async function simCommand (command: Command): Promise<void> {
     files.push(path)
   }
   await put('report.json', reportJson(report))
-  await put('report.md', `${reportMarkdown(result.workload, m, report)}\n## Assumptions\n\n${result.assumptions.map((a) => `- ${a}`).join('\n')}\n`)
+  await put('report.md', `${reportMarkdown(result.workload, m, report, faults)}\n## Assumptions\n\n${result.assumptions.map((a) => `- ${a}`).join('\n')}\n`)
   files.push(...await writeCharts(join(out, 'charts'), charts({ report, runs: result.runs }), opts.font !== undefined ? { fontFile: opts.font } : {}))
   const cpu = process.cpuUsage(cpu0)
   const run = {

@@ -124,6 +124,12 @@ export interface JobOutcome {
   preemptions: number
   /** Attempts (awards) made; 0 when never placed. */
   attempts: number
+  /**
+   * GPU-hours run by attempts that did not complete the job (a crashed node's, a failed attempt's), where
+   * the strategy knows them per attempt; absent: the report counts every GPU-hour of a job that did not
+   * complete and, of one that did, what ran beyond its GPUs × duration (report/faults.ts).
+   */
+  lostGpuHours?: number
   /** True when the tier's promise was broken: gold/silver not started within its max start delay, or not completed. */
   slaMiss: boolean
   /** Bids received for this job over every attempt; absent where a strategy has no bids (the baselines). */

@@ -1,3 +1,4 @@
 export * from './metrics.js'
 export * from './report.js'
 export * from './charts.js'
+export * from './faults.js'

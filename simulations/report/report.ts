@@ -11,6 +11,7 @@
 import type { Tier, Workload } from '../model.js'
 import { TIERS } from '../baselines/fit.js'
 import type { Percentiles, StrategyMetrics, TierMetrics } from './metrics.js'
+import { faultsJson, faultsMarkdown, judgeFault, type FaultMetrics } from './faults.js'
 
 export const REPORT_FORMAT = 'gpumesh-sim-report/1'
 
@@ -60,6 +61,8 @@ export interface ReportOptions {
   subject?: string
   /** Extra fields put under `run` as given (the scenario, seed, sizes); keep them plain and deterministic. */
   run?: Record<string, string | number | boolean>
+  /** The fault runs (faults.ts `faultMetrics`): a `faults` section, and a claim per expectation. */
+  faults?: readonly FaultMetrics[]
 }
 
 export interface Report {
@@ -67,6 +70,8 @@ export interface Report {
   run: Record<string, string | number | boolean>
   workload: { name: string, nodes: number, gpus: number, jobs: number, ownerWork: number, horizonMs: number }
   strategies: Array<Record<string, unknown>>
+  /** Present only when the scenario ran faults (before `claims`). */
+  faults?: Array<Record<string, unknown>>
   claims: Claim[]
 }
 
@@ -149,7 +154,18 @@ export function judgeClaims (metrics: readonly StrategyMetrics[], subjectName?: 
   return claims
 }
 
+/** One claim per fault expectation, judged on the fault run's strategy. */
+export function faultClaims (faults: readonly FaultMetrics[]): Claim[] {
+  const claims: Claim[] = []
+  for (const m of faults) {
+    for (const e of m.spec.expect ?? []) claims.push({ id: e.id, claim: e.claim, subject: m.spec.strategy, ...judgeFault(m, e) })
+  }
+  return claims
+}
+
 export function buildReport (workload: Workload, metrics: readonly StrategyMetrics[], options: ReportOptions = {}): Report {
+  const faults = options.faults ?? []
+  const claims = [...judgeClaims(metrics, options.subject), ...faultClaims(faults)]
   return {
     format: REPORT_FORMAT,
     run: { ...options.run },
@@ -162,7 +178,8 @@ export function buildReport (workload: Workload, metrics: readonly StrategyMetri
       horizonMs: workload.horizonMs
     },
     strategies: metrics.map(strategyJson),
-    claims: judgeClaims(metrics, options.subject)
+    ...(faults.length > 0 ? { faults: faultsJson(faults) } : {}),
+    claims
   }
 }
 
@@ -174,8 +191,8 @@ export function reportJson (report: Report): string {
 const minutes = (ms: number | null): string => (ms === null ? '–' : (ms / 60_000).toFixed(1))
 const waitCell = (p: Percentiles): string => (p.n === 0 ? '–' : `${minutes(p.p50)} / ${minutes(p.p95)} / ${minutes(p.p99)}`)
 
-/** report.md's text: the headline table, the table by tier, and the claims. */
-export function reportMarkdown (workload: Workload, metrics: readonly StrategyMetrics[], report: Report): string {
+/** report.md's text: the headline table, the table by tier, the faults (when given), and the claims. */
+export function reportMarkdown (workload: Workload, metrics: readonly StrategyMetrics[], report: Report, faults: readonly FaultMetrics[] = []): string {
   const lines: string[] = []
   lines.push(`# gpumesh sim: ${workload.name}`, '')
   lines.push(`${report.workload.nodes} nodes (${report.workload.gpus} GPUs), ${report.workload.jobs} renter jobs, ${report.workload.ownerWork} owner tasks, horizon ${(workload.horizonMs / 3_600_000).toFixed(1)} h.`, '')
@@ -195,6 +212,8 @@ export function reportMarkdown (workload: Workload, metrics: readonly StrategyMe
       lines.push(`| ${m.strategy} | ${tier} | ${t.jobs} | ${credits(t.costPerGpuHour)} | ${percent(t.costVsList)} | ${waitCell(t.wait)} | ${t.unserved} | ${t.slaMisses} |`)
     }
   }
+  const faultLines = faultsMarkdown(faults)
+  if (faultLines.length > 0) lines.push('', ...faultLines.slice(0, -1))
   lines.push('', '## Claims', '')
   for (const c of report.claims) lines.push(`- **${c.claim}** — ${c.verdict}: ${c.detail}.`)
   lines.push('')

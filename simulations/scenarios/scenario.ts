@@ -8,6 +8,7 @@ import type { StrategyRun, Workload } from '../model.js'
 import type { LoadSummary } from '../workloads/workload.js'
 import type { MarketRunStats } from '../market/run-market.js'
 import type { ListPrice } from '../baselines/fit.js'
+import type { FaultSpec } from '../report/faults.js'
 
 /** The data a scenario may read, as text (simulations/data/ by default; `--trace` replaces the jobs). */
 export interface ScenarioData {
@@ -47,6 +48,8 @@ export interface ScenarioResult {
   listPrice: ListPrice
   /** The assumptions the numbers rest on, one sentence each, for the report. */
   assumptions: string[]
+  /** The fault runs among `runs`, for the report's faults section (report/faults.ts). */
+  faults?: FaultSpec[]
 }
 
 export interface Scenario {
