@@ -29,6 +29,8 @@ export interface RequesterBehaviour {
 
 export interface RequesterNodeSpec {
   region: string
+  /** ISO 3166 alpha-2, for a network model that places nodes by country. */
+  country?: string
   behaviour?: RequesterBehaviour
 }
 
@@ -60,7 +62,7 @@ export class RequesterNode {
     this.peerId = peerIdOf(name)
     this.behaviour = spec.behaviour ?? {}
     this.agent = new RequesterAgent(this.peerId, world.params)
-    world.bus.join(this.peerId, spec.region)
+    world.bus.join(this.peerId, spec.region, spec.country)
     for (const topic of providerTopics(spec.region)) this.subscribe(topic)
   }
 
@@ -211,7 +213,7 @@ export class RequesterNode {
     const bytes = a.receipt?.outputBytes ?? 0
     const tampered = a.receipt?.tampered === true
     this.world.recorder.blob('output-blob', bytes)
-    const at = this.now() + 2 * this.world.bus.latencyMs(this.peerId, provider) + transferMs(this.world, bytes)
+    const at = this.now() + 2 * this.world.bus.latencyMs(this.peerId, provider) + transferMs(this.world, bytes, provider, this.peerId)
     this.world.scheduler.at(at, () => {
       const now = this.now()
       if (tampered) this.feed({ type: 'outputs-mismatch', now, job, attempt, provider, detail: 'an output does not match its CID' })
