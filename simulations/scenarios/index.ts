@@ -1,11 +1,15 @@
 /** The simulator's scenarios by name (`gpumesh sim --scenario NAME`). */
 import { market } from './market.js'
+import { churn } from './churn.js'
+import { partition } from './partition.js'
 import { UnknownScenarioError, type Scenario } from './scenario.js'
 
 export * from './scenario.js'
 export { market, marketWorkload, MARKET_DEFAULTS } from './market.js'
+export { churn, churnOf, CHURN_DEFAULTS, CHURN_BURST, CHURN_MIN_RELATIVE_COMPLETION } from './churn.js'
+export { partition, partitionOf, PARTITION_DEFAULTS, PARTITION_CUT, PARTITION_MIN_RECOVERY } from './partition.js'
 
-export const SCENARIOS: readonly Scenario[] = [market]
+export const SCENARIOS: readonly Scenario[] = [market, churn, partition]
 
 export function scenarioNamed (name: string): Scenario {
   const found = SCENARIOS.find((s) => s.name === name)

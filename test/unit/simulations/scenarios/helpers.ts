@@ -1,0 +1,41 @@
+/** What the scenario tests share: the data files as the CLI reads them (cli/sim-command.ts), the report as it builds it, the books check. */
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import type { ScenarioData, ScenarioResult } from '../../../../simulations/scenarios/scenario.js'
+import type { StrategyRun, Workload } from '../../../../simulations/model.js'
+import { buildReport, faultMetrics, metrics, reportJson, type FaultMetrics } from '../../../../simulations/report/index.js'
+
+const DATA = fileURLToPath(new URL('../../../../../simulations/data/', import.meta.url))
+
+let data: ScenarioData | undefined
+
+export function scenarioData (): ScenarioData {
+  const text = (path: string): string => readFileSync(`${DATA}${path}`, 'utf8')
+  data ??= {
+    alibabaNodes: text('traces/alibaba-gpu-2023/openb_node_list_gpu_node.csv'),
+    alibabaPods: text('traces/alibaba-gpu-2023/openb_pod_list_default.csv'),
+    prices: text('prices/gpu_prices_snapshot.csv'),
+    rtt: text('latency/ripe_atlas_country_rtt_stat.csv')
+  }
+  return data
+}
+
+/** report.json of a scenario's result, and its faults' numbers, as the CLI builds them. */
+export function reportOf (result: ScenarioResult): { json: string, faults: FaultMetrics[] } {
+  const faults = faultMetrics(result.workload, result.runs, result.faults ?? [])
+  const m = metrics(result.workload, result.runs, { listPrice: result.listPrice })
+  return { json: reportJson(buildReport(result.workload, m, { run: { scenario: result.scenario, seed: result.seed }, faults })), faults }
+}
+
+/** Every job in exactly one final state; GPU-hours sold within those offered, per node; money paid = money earned (on the fleet). */
+export function assertBooks (workload: Workload, run: StrategyRun): void {
+  assert.deepEqual(run.jobs.map((j) => j.job).sort(), workload.jobs.map((j) => j.id).sort(), `${run.strategy}: one outcome per job`)
+  for (const j of run.jobs) assert.ok(['completed', 'failed', 'unserved'].includes(j.status), `${run.strategy} ${j.job}: ${j.status}`)
+  for (const n of run.nodes) assert.ok(n.soldGpuHours <= n.offeredGpuHours + 1e-9, `${run.strategy} ${n.node}: sold ${n.soldGpuHours} of ${n.offeredGpuHours}`)
+  const paid = run.jobs.reduce((s, j) => s + j.paid, 0)
+  const earned = run.nodes.reduce((s, n) => s + n.revenue, 0)
+  // the old way's renters pay the cloud, not the owners
+  if (run.strategy === 'old-way') assert.equal(earned, 0)
+  else assert.equal(paid, earned, `${run.strategy}: paid ${paid}, earned ${earned}`)
+}
