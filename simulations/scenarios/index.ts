@@ -6,7 +6,7 @@ import { UnknownScenarioError, type Scenario } from './scenario.js'
 
 export * from './scenario.js'
 export { market, marketWorkload, MARKET_DEFAULTS } from './market.js'
-export { churn, churnOf, CHURN_DEFAULTS, CHURN_BURST, CHURN_MIN_RELATIVE_COMPLETION } from './churn.js'
+export { churn, churnOf, CHURN_DEFAULTS, CHURN_BURST, CHURN_FLOOR_RELATIVE_COMPLETION, CHURN_MIN_RELATIVE_COMPLETION } from './churn.js'
 export { partition, partitionOf, PARTITION_DEFAULTS, PARTITION_CUT, PARTITION_MIN_RECOVERY } from './partition.js'
 
 export const SCENARIOS: readonly Scenario[] = [market, churn, partition]
