@@ -125,9 +125,10 @@ export interface JobOutcome {
   /** Attempts (awards) made; 0 when never placed. */
   attempts: number
   /**
-   * GPU-hours run by attempts that did not complete the job (a crashed node's, a failed attempt's), where
-   * the strategy knows them per attempt; absent: the report counts every GPU-hour of a job that did not
-   * complete and, of one that did, what ran beyond its GPUs × duration (report/faults.ts).
+   * GPU-hours run by attempts that ended without completing the job (a crashed node's, a failed
+   * attempt's: GPUs × the time from its start to its end, paid or not), where the strategy knows them
+   * per attempt; absent: the report counts every GPU-hour of a job that failed before the horizon and,
+   * of one that completed, what ran beyond its GPUs × duration (report/faults.ts).
    */
   lostGpuHours?: number
   /** True when the tier's promise was broken: gold/silver not started within its max start delay, or not completed. */

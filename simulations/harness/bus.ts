@@ -12,7 +12,7 @@
  *   `onClose` with the reason); `reset()` ends it at once, dropping what is in flight.
  */
 import type { VirtualScheduler } from '../../protocol/market/scheduler.js'
-import type { NetworkModel, Place } from './network.js'
+import { UNREACHABLE, type NetworkModel, type Place } from './network.js'
 import type { Prng } from './prng.js'
 
 /** What travels: a kind (the message kind, e.g. `bid`), its size on the wire, and the value. */
@@ -80,7 +80,8 @@ export class Bus {
 
   constructor (
     private readonly scheduler: VirtualScheduler,
-    private readonly model: NetworkModel,
+    /** The network model (world.ts reads its `blobMs`). */
+    readonly model: NetworkModel,
     prng: Prng,
     private readonly traffic?: Traffic
   ) {
@@ -88,13 +89,15 @@ export class Bus {
   }
 
   /**
-   * Add a node at a region. A node that runs both roles joins once per role: the second join must
-   * name the same region.
+   * Add a node at a region (and country, where known: a network model may place it by that). A node
+   * that runs both roles joins once per role: the second join must name the same region (and country).
    */
-  join (node: string, region: string): void {
+  join (node: string, region: string, country?: string): void {
     const m = this.members.get(node)
     if (m !== undefined && m.place.region !== region) throw new Error(`bus: ${node} joined in ${m.place.region} and in ${region}`)
-    if (m === undefined) this.members.set(node, { place: { node, region }, topics: new Map() })
+    if (m !== undefined && country !== undefined && m.place.country !== undefined && m.place.country !== country) throw new Error(`bus: ${node} joined in ${m.place.country} and in ${country}`)
+    if (m === undefined) this.members.set(node, { place: country === undefined ? { node, region } : { node, region, country }, topics: new Map() })
+    else if (country !== undefined) m.place.country = country
     this.changed()
   }
 
@@ -161,7 +164,7 @@ export class Bus {
     let scheduled = 0
     for (const target of this.targetsOf(topics)) {
       if (target.member === sender) continue
-      if (lossy && this.loss.chance(this.model.gossipLoss)) {
+      if ((lossy && this.loss.chance(this.model.gossipLoss)) || this.model.drops?.(sender.place, target.member.place, now, 'gossip') === true) {
         this.traffic?.lost(from, target.to, message)
         continue
       }
@@ -235,6 +238,12 @@ export class Bus {
   open (from: string, to: string): StreamEnd {
     const a = this.member(from)
     const link = new Link(this.scheduler, this.model, a.place, this.members.get(to)?.place ?? { node: to, region: '' }, this.traffic)
+    // the network drops the open (a partition): the opener's end is reset; the listener never hears of it
+    if (this.model.drops?.(link.a, link.b, this.scheduler.now(), 'stream') === true) {
+      const end = link.end('a')
+      end.reset(UNREACHABLE)
+      return end
+    }
     this.scheduler.at(this.scheduler.now() + link.delay, () => {
       const listener = this.members.get(to)?.listener
       if (listener === undefined) return link.end('b').reset('no listener')
@@ -270,8 +279,8 @@ class Link {
   constructor (
     private readonly scheduler: VirtualScheduler,
     private readonly model: NetworkModel,
-    private readonly a: Place,
-    private readonly b: Place,
+    readonly a: Place,
+    readonly b: Place,
     private readonly traffic: Traffic | undefined
   ) {
     this.delay = model.latencyMs(a, b)
@@ -291,6 +300,7 @@ class Link {
       send: (message) => {
         if (this.isClosed) return
         this.traffic?.sent('stream', local, message)
+        if (this.model.drops !== undefined && this.dropped(side, message)) return
         this.deliver(other, () => {
           this.traffic?.delivered('stream', local, remote, message)
           const h = this.handlers[other]
@@ -325,6 +335,23 @@ class Link {
     }
     this.ends[side] = end
     return end
+  }
+
+  /**
+   * The network drops `message` sent now from `from`'s side (drops hook): it is counted lost and the
+   * stream ends for both sides at once with UNREACHABLE, dropping what is in flight — a TCP connection
+   * to a peer that cannot be reached ends; neither side hears the other's reset. True when dropped.
+   */
+  private dropped (from: Side, message: Message): boolean {
+    const [src, dst] = from === 'a' ? [this.a, this.b] : [this.b, this.a]
+    if (this.model.drops?.(src, dst, this.scheduler.now(), 'stream') !== true) return false
+    this.traffic?.lost(src.node, dst.node, message)
+    this.isClosed = true
+    this.isReset = true
+    const at = this.scheduler.now()
+    this.scheduler.at(at, () => { this.closeSide('a', UNREACHABLE) })
+    this.scheduler.at(at, () => { this.closeSide('b', UNREACHABLE) })
+    return true
   }
 
   /** Run `fn` on `to`'s side one delay (drawn per message) from now, after everything sent to it before. */

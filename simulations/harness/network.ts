@@ -13,10 +13,26 @@ export interface NetworkModel {
   gossipHops: number
   /** Chance that one gossip delivery (one message to one subscriber) is lost (0 … 1). */
   gossipLoss: number
+  /**
+   * Whether the network drops one message sent at `at` (the scheduler's clock) from `from` to `to`
+   * (a partition, an outage). The bus asks per gossip delivery (a drop counts as lost, like
+   * `gossipLoss`), per stream message (a dropped one resets the stream: both ends see onClose with
+   * `unreachable`, as a TCP connection to a peer that cannot be reached ends) and per stream open (the
+   * opener's end is reset). Absent: nothing is dropped beyond `gossipLoss`.
+   */
+  drops?: (from: Place, to: Place, at: number, channel: 'gossip' | 'stream') => boolean
+  /**
+   * Time to move a blob of `bytes` from node `from` to node `to` (peer ids), ms: the size part alone
+   * (the shells add the round trip). world.ts `transferMs` uses it; absent: the world's one bandwidth.
+   */
+  blobMs?: (from: string, to: string, bytes: number) => number
 }
 
-/** Where a node sits. */
-export interface Place { node: string, region: string }
+/** Where a node sits: its region, and its country (ISO 3166 alpha-2) where the scenario knows it. */
+export interface Place { node: string, region: string, country?: string }
+
+/** The reason a stream ends with when the network dropped one of its messages, or its open. */
+export const UNREACHABLE = 'unreachable'
 
 export interface RegionLatency {
   /** Same region (`eu-west` and `eu-west`), ms. */

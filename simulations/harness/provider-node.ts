@@ -59,8 +59,8 @@ const GOSSIP_KINDS = ['job-request', 'auction-round']
 
 export class ProviderNode {
   readonly peerId: string
-  readonly agent: ProviderAgent
   readonly behaviour: ProviderBehaviour
+  private current: ProviderAgent
   private ad: CapabilityAd | undefined
   private adCid: CID
   /** The exec stream of each awarded bid. */
@@ -90,23 +90,48 @@ export class ProviderNode {
   private gone = false
   /** What an undercutter or spammer publishes for each job it sees (undefined: an honest bidder). */
   private readonly adversary: AdversaryBidder | undefined
+  /** Bumped by each restart: callbacks of an earlier life (its streams' handlers) are ignored. */
+  private life = 0
+  /** The owner's holds last given (setHolds): the owner's calendar, which a restarted daemon reads again. */
+  private holds: readonly OwnerHold[] = []
 
-  constructor (private readonly world: World, readonly name: string, spec: ProviderNodeSpec) {
+  constructor (private readonly world: World, readonly name: string, private readonly spec: ProviderNodeSpec) {
     this.peerId = peerIdOf(name)
     this.behaviour = spec.behaviour ?? {}
     const b = this.behaviour
     this.adversary = b.undercut === undefined && b.spam === undefined ? undefined : new AdversaryBidder(world, this.peerId, b.undercut, b.spam)
-    this.agent = new ProviderAgent({ peerId: this.peerId, params: spec.damping === false ? { ...world.params, damping: false } : world.params })
-    world.bus.join(this.peerId, spec.region)
-    for (const topic of providerTopics(spec.region)) world.bus.subscribe(this.peerId, topic, (from, m) => { this.onGossip(from, m) }, this.takes)
-    world.bus.listen(this.peerId, (stream) => { this.onStream(stream) })
+    this.current = this.newAgent()
     this.adCid = world.ids.cid('ad')
     this.ad = capabilityAd(name, spec, world.scheduler.now())
+    this.connect()
+  }
+
+  /** The market agent of this life (a restart makes a fresh one). */
+  get agent (): ProviderAgent {
+    return this.current
+  }
+
+  private newAgent (): ProviderAgent {
+    return new ProviderAgent({ peerId: this.peerId, params: this.spec.damping === false ? { ...this.world.params, damping: false } : this.world.params })
+  }
+
+  /** Join the bus, subscribe, listen for exec streams, hand the agent the ad (and the owner's holds). */
+  private connect (): void {
+    const bus = this.world.bus
+    bus.join(this.peerId, this.spec.region, this.spec.country)
+    for (const topic of providerTopics(this.spec.region)) bus.subscribe(this.peerId, topic, (from, m) => { this.onGossip(from, m) }, this.takes)
+    bus.listen(this.peerId, (stream) => { this.onStream(stream) })
     this.feed({ type: 'ad-changed', now: this.now(), ad: this.ad })
+    if (this.holds.length > 0) this.feed({ type: 'holds-changed', now: this.now(), holds: this.holds })
   }
 
   private now (): number {
     return this.world.scheduler.now()
+  }
+
+  /** Whether the node is down (crashed and not restarted). */
+  get down (): boolean {
+    return this.gone
   }
 
   private takeBids (bids: boolean, awards: boolean): void {
@@ -125,16 +150,46 @@ export class ProviderNode {
 
   /** The owner's own work ahead on this node's GPUs (replaces the previous list). */
   setHolds (holds: readonly OwnerHold[]): void {
+    this.holds = holds
     this.feed({ type: 'holds-changed', now: this.now(), holds })
   }
 
   /** The node crashes: it leaves the network, its streams reset, its work and timers stop. */
   crash (): void {
+    if (this.gone) return
     this.gone = true
     this.wake?.()
+    this.wake = undefined
+    this.wantWake = undefined
     for (const w of this.work.values()) for (const c of w.cancel) c()
     for (const s of this.streams.values()) s.reset('provider crashed')
+    for (const s of this.arriving.values()) s.reset('provider crashed')
     this.world.bus.leave(this.peerId)
+  }
+
+  /**
+   * The daemon starts again after a crash, as node/market does at start: its level store keeps the
+   * offers' records and ledger, but no offer is resumed — the agent starts empty (node/market rebuilds
+   * only the requester's jobs), work in flight at the stop is lost and its open ledger lines become
+   * `interrupted` (market.ts marks them so at start). The node rejoins the bus, re-subscribes, listens
+   * again and hands the fresh agent its ad and the owner's holds; it bids on the next job it sees.
+   */
+  restart (): void {
+    if (!this.gone) return
+    for (const line of this.world.recorder.ledgers) {
+      if (line.node === this.peerId && line.role === 'provider' && line.state === 'open') this.world.recorder.ledger(this.peerId, line.award, line, { state: 'interrupted' })
+    }
+    this.life++
+    this.gone = false
+    this.streams.clear()
+    this.arriving.clear()
+    this.awards.clear()
+    this.statusSeq.clear()
+    this.work.clear()
+    this.started.clear()
+    this.takeBids(false, false)
+    this.current = this.newAgent()
+    this.connect()
   }
 
   /** Hand an event to the agent and carry out its effects (events the effects cause queue behind). */
@@ -189,8 +244,10 @@ export class ProviderNode {
     if (this.behaviour.noShow === true) return
     if (this.behaviour.stall === true) return this.stallOn(stream)
     let bid: string | undefined
+    const life = this.life
     const timer = this.world.scheduler.at(this.now() + AWARD_WAIT_MS, () => { if (bid === undefined) stream.reset('no award in time') })
     stream.onMessage((m) => {
+      if (life !== this.life) return
       if (bid === undefined) {
         const award = bodyOf(m, 'award')
         if (award === undefined) return stream.reset('the first frame must be an award')
@@ -212,7 +269,7 @@ export class ProviderNode {
     })
     stream.onClose(() => {
       timer()
-      if (bid === undefined) return
+      if (bid === undefined || life !== this.life) return
       if (this.streams.get(bid) === stream) this.streams.delete(bid)
       this.feed({ type: 'requester-gone', now: this.now(), bid })
     })
@@ -286,7 +343,8 @@ export class ProviderNode {
       case 'fetch-inputs': {
         const bytes = this.world.execution(e.job, this.name).inputBytes
         this.world.recorder.blob('input-blob', bytes)
-        const at = now + transferMs(this.world, bytes) + (bytes > 0 ? 2 * this.world.bus.latencyMs(this.peerId, this.world.jobs.get(e.job)?.signer ?? '') : 0)
+        const from = this.world.jobs.get(e.job)?.signer ?? ''
+        const at = now + transferMs(this.world, bytes, from, this.peerId) + (bytes > 0 ? 2 * this.world.bus.latencyMs(this.peerId, from) : 0)
         return this.track(e.bid, this.world.scheduler.at(at, () => { this.feed({ type: 'inputs-fetched', now: this.now(), bid: e.bid }) }))
       }
       case 'start-job': return this.startJob(e.bid, e.job)
@@ -377,10 +435,17 @@ export class ProviderNode {
    */
   private ledger (bid: string, payment: boolean, ending?: string): void {
     const award = this.awards.get(bid)
+    if (award === undefined) return
     const view = this.agent.offer(bid)
-    if (award === undefined || view?.award === undefined) return
+    const init = { role: 'provider' as const, job: award.payload.job.toString(), counterparty: award.signer, price: award.payload.price }
+    if (view?.award === undefined) {
+      // the agent forgets an offer whose requester is gone as it ends it (no late payment can come on a
+      // closed stream), before the shell sees the ending: the line still records how it ended
+      if (ending !== undefined && this.world.recorder.ledgerOf(this.peerId, award.cid.toString()) !== undefined) this.world.recorder.ledger(this.peerId, award.cid.toString(), init, { state: ending })
+      return
+    }
     const state = ending ?? (isProviderFinal(view.state.status) ? view.state.status : 'open')
-    this.world.recorder.ledger(this.peerId, award.cid.toString(), { role: 'provider', job: view.job, counterparty: award.signer, price: award.payload.price }, { cumulative: view.payment.cumulative, state, payment })
+    this.world.recorder.ledger(this.peerId, award.cid.toString(), init, { cumulative: view.payment.cumulative, state, payment })
   }
 
 

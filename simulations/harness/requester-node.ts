@@ -17,6 +17,7 @@ import { peerIdOf } from './ids.js'
 import { bodyOf, message, type Opened } from './messages.js'
 import { header, jobRequest, type JobSpec } from './payloads.js'
 import { transferMs, type Execution, type World } from './world.js'
+import { UNREACHABLE } from './network.js'
 
 /** Awards, cancels and payments are valid this long (node/market seals them alike). */
 const AWARD_LIFETIME_MS = 3_600_000 - 1
@@ -29,6 +30,8 @@ export interface RequesterBehaviour {
 
 export interface RequesterNodeSpec {
   region: string
+  /** ISO 3166 alpha-2, for a network model that places nodes by country. */
+  country?: string
   behaviour?: RequesterBehaviour
 }
 
@@ -42,6 +45,8 @@ interface Attempt {
   receipt?: { outputBytes: number, tampered: boolean }
   /** This side closed or aborted the stream: its end is no news. */
   closing: boolean
+  /** A frame came from the provider on the stream. */
+  heard: boolean
 }
 
 interface Job { id: string, cid: CID, request: Opened<JobRequest>, attempts: Map<number, Attempt> }
@@ -60,7 +65,7 @@ export class RequesterNode {
     this.peerId = peerIdOf(name)
     this.behaviour = spec.behaviour ?? {}
     this.agent = new RequesterAgent(this.peerId, world.params)
-    world.bus.join(this.peerId, spec.region)
+    world.bus.join(this.peerId, spec.region, spec.country)
     for (const topic of providerTopics(spec.region)) this.subscribe(topic)
   }
 
@@ -172,7 +177,7 @@ export class RequesterNode {
     const cid = this.world.ids.cid('award')
     const award: Opened<Award> = { cid, signer: this.peerId, payload }
     const stream = this.world.bus.open(this.peerId, e.provider)
-    const a: Attempt = { job: e.job, attempt: e.attempt, provider: e.provider, award, stream, paySeq: 0, closing: false }
+    const a: Attempt = { job: e.job, attempt: e.attempt, provider: e.provider, award, stream, paySeq: 0, closing: false, heard: false }
     job.attempts.set(e.attempt, a)
     this.world.recorder.award({ job: e.job, attempt: e.attempt, award: cid.toString(), requester: this.peerId, provider: e.provider, price: payload.price, at: now })
     this.world.recorder.ledger(this.peerId, cid.toString(), this.lineInit(a), {})
@@ -211,7 +216,7 @@ export class RequesterNode {
     const bytes = a.receipt?.outputBytes ?? 0
     const tampered = a.receipt?.tampered === true
     this.world.recorder.blob('output-blob', bytes)
-    const at = this.now() + 2 * this.world.bus.latencyMs(this.peerId, provider) + transferMs(this.world, bytes)
+    const at = this.now() + 2 * this.world.bus.latencyMs(this.peerId, provider) + transferMs(this.world, bytes, provider, this.peerId)
     this.world.scheduler.at(at, () => {
       const now = this.now()
       if (tampered) this.feed({ type: 'outputs-mismatch', now, job, attempt, provider, detail: 'an output does not match its CID' })
@@ -234,6 +239,7 @@ export class RequesterNode {
   // -------------------------------------------------------------------------------------------
 
   private onFrame (a: Attempt, m: Message): void {
+    a.heard = true
     const now = this.now()
     const base = { now, job: a.job, attempt: a.attempt, provider: a.provider }
     const response = bodyOf(m, 'award-response')
@@ -260,7 +266,10 @@ export class RequesterNode {
   private onStreamClosed (a: Attempt, reason: string): void {
     if (a.closing || a.receipt !== undefined) return
     const base = { now: this.now(), job: a.job, attempt: a.attempt, provider: a.provider }
-    if (reason === 'no listener') this.feed({ ...base, type: 'unreachable', detail: 'the provider is not reachable' })
+    // as node/market's openStream: a stream that could not be opened, or that the network dropped before the
+    // provider said anything, means the provider cannot be reached (the lease's deadline decides); once it
+    // has answered, a broken stream is a failure of the attempt
+    if (reason === 'no listener' || (reason === UNREACHABLE && !a.heard)) this.feed({ ...base, type: 'unreachable', detail: 'the provider is not reachable' })
     else this.feed({ ...base, type: 'stream-failed', fault: 'remote', detail: `the provider closed the stream: ${reason}` })
   }
 }

@@ -31,7 +31,7 @@ export interface World {
   readonly recorder: Recorder
   readonly ids: IdFactory
   readonly params: MarketParams
-  /** Blob transfer speed between two nodes, bytes per second. */
+  /** Blob transfer speed between two nodes, bytes per second, where the network model has no `blobMs`. */
   readonly bandwidthBytesPerSec: number
   /** The execution model of `job` (its id) on `provider` (a node name). */
   execution: (job: string, provider: string) => Execution
@@ -46,7 +46,12 @@ export interface World {
   keepsLedger: (node: string) => boolean
 }
 
-/** Time to move `bytes` at the world's bandwidth, ms (whole, rounded up). */
-export function transferMs (world: World, bytes: number): number {
-  return bytes <= 0 ? 0 : Math.ceil(bytes * 1000 / world.bandwidthBytesPerSec)
+/**
+ * Time to move `bytes` from node `from` to node `to` (peer ids), ms (whole, rounded up): the network
+ * model's `blobMs` for the pair when it has one (per-node links), else the world's one bandwidth.
+ */
+export function transferMs (world: World, bytes: number, from: string, to: string): number {
+  if (bytes <= 0) return 0
+  const blobMs = world.bus.model.blobMs
+  return Math.ceil(blobMs !== undefined ? blobMs(from, to, bytes) : bytes * 1000 / world.bandwidthBytesPerSec)
 }

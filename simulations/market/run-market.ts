@@ -16,6 +16,8 @@ import type { Prng, Seed } from '../harness/prng.js'
 import type { ProviderBehaviour, ProviderNode } from '../harness/provider-node.js'
 import type { RequesterNode } from '../harness/requester-node.js'
 import type { FleetNode, JobOutcome, JobStatus, NodeOutcome, SimJob, StrategyRun, Workload } from '../model.js'
+import type { ChurnSchedule } from '../network/churn.js'
+import { applyChurn } from './churn.js'
 import { DEFAULT_START_DELAY_SEC, jobSpecOf } from './job-spec.js'
 import { holdsWithin, ownerHolds } from './owner-holds.js'
 
@@ -48,6 +50,10 @@ export interface MarketRunOptions {
   behaviours?: ReadonlyMap<string, ProviderBehaviour>
   /** Bid damping (default on). */
   damping?: boolean
+  /** Providers leave and rejoin on this schedule (market/churn.ts: crash and restart). */
+  churn?: ChurnSchedule
+  /** The run's strategy name (default `gpumesh`), e.g. `gpumesh-no-churn` beside a churned run. */
+  strategy?: string
   /** Called every `progressEvery` submitted jobs with (submitted, total). */
   onProgress?: (done: number, total: number) => void
   progressEvery?: number
@@ -107,6 +113,8 @@ export function runMarket (workload: Workload, options: MarketRunOptions): Marke
     if (mine.length > 0) feedHolds(h, p, mine, start, start + workload.horizonMs, Math.max(HOUR_MS, Math.floor(lookahead / 2)), lookahead)
   }
 
+  if (options.churn !== undefined) applyChurn(h, providers, options.churn, start)
+
   // renters: one requester per region asked for ('global' for jobs without one)
   const renters = new Map<string, RequesterNode>()
   const renterFor = (job: SimJob): RequesterNode => {
@@ -138,7 +146,7 @@ export function runMarket (workload: Workload, options: MarketRunOptions): Marke
     events++
   }
   options.onProgress?.(submitted, workload.jobs.length)
-  const run = outcomes(h, workload, ids, start, options.listPriceOf ?? options.capOf)
+  const run = { ...outcomes(h, workload, ids, start, options.listPriceOf ?? options.capOf), strategy: options.strategy ?? 'gpumesh' }
   return { run, stats: stats(h, ids.size, events), harness: h, start }
 }
 
@@ -170,7 +178,14 @@ function outcomes (h: Harness, workload: Workload, ids: Map<string, SimJob>, sta
     else list.push(a)
   }
   const startsByJob = new Map<string, number>()
-  for (const s of r.starts) startsByJob.set(s.job, s.at)
+  const startsByAttempt = new Map<string, number[]>()
+  for (const s of r.starts) {
+    startsByJob.set(s.job, s.at)
+    const k = `${s.job} ${s.provider}`
+    const list = startsByAttempt.get(k)
+    if (list === undefined) startsByAttempt.set(k, [s.at])
+    else list.push(s.at)
+  }
   const preemptionsByJob = new Map<string, number>()
   for (const o of r.offers) if (o.status === 'preempted') preemptionsByJob.set(o.job, (preemptionsByJob.get(o.job) ?? 0) + 1)
   const ownerMs = new Map<string, number>()
@@ -185,12 +200,20 @@ function outcomes (h: Harness, workload: Workload, ids: Map<string, SimJob>, sta
     const awards = id === undefined ? [] : awardsByJob.get(id) ?? []
     let paid = 0
     let hours = 0
+    let lost = 0
     for (const a of awards) {
       const line = r.ledgerOf(a.requester, a.award)
       const cumulative = line?.cumulative ?? 0
       paid += cumulative
       const gpuHours = a.price > 0 ? cumulative / a.price : 0
       hours += gpuHours
+      // an attempt that ended without settling the job (a crash, a cut, a failure): the GPU-hours it ran,
+      // from its start to when the renter's side ended it, are lost — paid or not (hourly billing pays
+      // after the hour). One still open when the run stops is cut by the horizon, not lost.
+      if (line !== undefined && line.state !== 'settled' && line.state !== 'open') {
+        const began = startsByAttempt.get(`${a.job} ${a.provider}`)?.find((t) => t >= a.at)
+        if (began !== undefined) lost += job.gpus * Math.max(0, line.updatedAt - began) / MS_PER_HOUR
+      }
       const node = a.provider.slice('peer:'.length)
       const s = sold.get(node) ?? { hours: 0, revenue: 0 }
       s.hours += gpuHours
@@ -219,6 +242,7 @@ function outcomes (h: Harness, workload: Workload, ids: Map<string, SimJob>, sta
       listCost: Math.round(hours * listPriceOf(job)),
       preemptions: id === undefined ? 0 : preemptionsByJob.get(id) ?? 0,
       attempts: awards.length,
+      lostGpuHours: lost,
       slaMiss,
       messages: traffic.count,
       bytes: traffic.bytes

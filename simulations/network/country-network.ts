@@ -1,20 +1,18 @@
 /**
  * A harness NetworkModel (simulations/harness/network.ts) on measured delays: each node has a
- * country (`countryOf`), one message's one-way delay is a draw from the RIPE Atlas RTT matrix
- * (latency.ts), with per-node bandwidth for blob transfers (bandwidth.ts), a per-message loss rate
- * and region partitions (partition.ts).
- *
- * Through the harness's interface as it stands (latencyMs, gossipHops, gossipLoss):
+ * country (the one it joined the bus with, `Place.country`, else the `countryOf` adapter), one
+ * message's one-way delay is a draw from the RIPE Atlas RTT matrix (latency.ts), with per-node
+ * bandwidth for blob transfers (bandwidth.ts), a per-message loss rate and region partitions
+ * (partition.ts). Through the harness's hooks:
  * - loss: `lossRate` is the model's `gossipLoss`, which the bus applies to each gossip delivery.
- *   Streams stay reliable, as the bus makes them (a TCP stream retransmits).
- * - partitions: latencyMs has no time argument and the bus has no drop hook, so the model reads the
- *   clock (`now`, the scheduler's) and answers Infinity for a partitioned pair; the scheduler never
- *   runs a call due at Infinity, so the gossip delivery, stream open or stream message is dropped.
- * - blobs: the bus delays a message by latency only; `transferMs` gives a blob's time for the caller
- *   (the engine) to schedule.
+ *   Streams stay reliable, as a TCP stream is (it retransmits).
+ * - partitions: `drops(from, to, at, channel)` answers true for a pair a partition separates at `at`;
+ *   the bus counts a dropped gossip delivery as lost and resets a stream whose message (or open) is
+ *   dropped.
+ * - blobs: `blobMs(from, to, bytes)` is the size over the narrower of the two nodes' links; the
+ *   harness's `transferMs` uses it.
  * `delivers` answers both loss and partition for one message, for models that send their own (the
- * overlay models). simulations/network/README.md lists what the harness interface would need to
- * carry these itself.
+ * overlay models).
  */
 import type { NetworkModel, Place } from '../harness/network.js'
 import type { Prng } from '../harness/prng.js'
@@ -33,14 +31,20 @@ export interface CountryNetworkOptions {
   /** Mesh hops a gossip message travels (the bus multiplies the delay by it). Default 2. */
   gossipHops?: number
   partitions?: readonly RegionPartition[]
-  /** The virtual clock (the scheduler's `now`): required when there are partitions. */
+  /**
+   * The virtual clock (the scheduler's `now`). No longer needed: the bus passes the time to `drops`;
+   * accepted (and unused) so older callers keep working.
+   */
   now?: () => number
 }
 
 export interface CountryNetwork extends NetworkModel {
   readonly matrix: LatencyMatrix
   readonly lossRate: number
-  /** The node's country (the `countryOf` given); throws UnknownCountryError when the matrix lacks it. */
+  /**
+   * The node's country: the one it was seen with (`Place.country`), else the `countryOf` given; throws
+   * UnknownCountryError when the matrix lacks it, UnknownNodeError when neither knows the node.
+   */
   countryOf: (node: string) => string
   /** The node's link (drawn once per node from a stream forked by its id). */
   bandwidthOf: (node: string) => NodeBandwidth
@@ -52,11 +56,13 @@ export interface CountryNetwork extends NetworkModel {
   blobMs: (from: string, to: string, bytes: number) => number
   /** True when a message between the two regions sent at `at` falls in a partition. */
   isPartitioned: (fromRegion: string, toRegion: string, at: number) => boolean
+  /** The harness's drop hook: a partition separates the two places at `at` (both channels alike). */
+  drops: (from: Place, to: Place, at: number, channel: 'gossip' | 'stream') => boolean
   /** Whether one message sent at `at` arrives: not partitioned and not lost (one loss draw). */
   delivers: (from: Place, to: Place, at: number) => boolean
 }
 
-export type CountryNetworkErrorCode = 'LOSS_RATE' | 'GOSSIP_HOPS' | 'JITTER' | 'NO_CLOCK'
+export type CountryNetworkErrorCode = 'LOSS_RATE' | 'GOSSIP_HOPS' | 'JITTER'
 
 export class InvalidCountryNetworkError extends Error {
   override readonly name = 'InvalidCountryNetworkError'
@@ -68,10 +74,16 @@ export class InvalidCountryNetworkError extends Error {
 /**
  * The model over `source` (a LatencyMatrix, or a parsed table to build one from: build it once and
  * share it when making several models); `prng` seeds its jitter, loss and bandwidth streams (forks
- * `latency-jitter`, `message-loss`, `bandwidth:<node>`). Validates its options; throws
- * InvalidCountryNetworkError, InvalidBandwidthError or InvalidPartitionError.
+ * `latency-jitter`, `message-loss`, `bandwidth:<node>`). Nodes are placed by the country they join the
+ * bus with; `countryOf` (e.g. `countryOfNodes`) places those that join without one. Validates its
+ * options; throws InvalidCountryNetworkError, InvalidBandwidthError or InvalidPartitionError.
  */
-export function countryNetwork (source: LatencyMatrix | RttTable, countryOf: (node: string) => string, prng: Prng, options: CountryNetworkOptions = {}): CountryNetwork {
+export function countryNetwork (source: LatencyMatrix | RttTable, prng: Prng, options?: CountryNetworkOptions): CountryNetwork
+export function countryNetwork (source: LatencyMatrix | RttTable, countryOf: (node: string) => string, prng: Prng, options?: CountryNetworkOptions): CountryNetwork
+export function countryNetwork (source: LatencyMatrix | RttTable, a: Prng | ((node: string) => string), b?: Prng | CountryNetworkOptions, c?: CountryNetworkOptions): CountryNetwork {
+  const countryOf = typeof a === 'function' ? a : undefined
+  const prng = (typeof a === 'function' ? b : a) as Prng
+  const options = (typeof a === 'function' ? c : b as CountryNetworkOptions | undefined) ?? {}
   const matrix = source instanceof LatencyMatrix ? source : new LatencyMatrix(source)
   const lossRate = options.lossRate ?? 0
   if (!(lossRate >= 0 && lossRate <= 1)) throw new InvalidCountryNetworkError('LOSS_RATE', `lossRate: expected a number in 0 … 1, got ${String(lossRate)}`)
@@ -81,8 +93,6 @@ export function countryNetwork (source: LatencyMatrix | RttTable, countryOf: (no
   if (!JITTER_MODELS.includes(jitterModel)) throw new InvalidCountryNetworkError('JITTER', `jitter: expected one of ${JITTER_MODELS.join(', ')}, got ${String(jitterModel)}`)
   const partitions = options.partitions ?? []
   for (const p of partitions) validatePartition(p)
-  const now = options.now
-  if (partitions.length > 0 && now === undefined) throw new InvalidCountryNetworkError('NO_CLOCK', 'partitions need `now` (the scheduler\'s clock)')
   const bandwidth = options.bandwidth ?? DEFAULT_BANDWIDTH_CLASSES
   if (typeof bandwidth !== 'function') validateBandwidthClasses(bandwidth)
 
@@ -91,10 +101,12 @@ export function countryNetwork (source: LatencyMatrix | RttTable, countryOf: (no
   const countryIndex = new Map<string, number>()
   const links = new Map<string, NodeBandwidth>()
 
-  const indexOf = (node: string): number => {
+  const indexOf = (node: string, country?: string): number => {
     let i = countryIndex.get(node)
     if (i === undefined) {
-      i = matrix.indexOf(countryOf(node))
+      const c = country ?? countryOf?.(node)
+      if (c === undefined) throw new UnknownNodeError(node)
+      i = matrix.indexOf(c)
       countryIndex.set(node, i)
     }
     return i
@@ -112,7 +124,8 @@ export function countryNetwork (source: LatencyMatrix | RttTable, countryOf: (no
     return link
   }
   const isPartitioned = (fromRegion: string, toRegion: string, at: number): boolean => partitions.some((p) => partitioned(p, fromRegion, toRegion, at))
-  const delayMs = (from: Place, to: Place): number => matrix.sampleByIndex(indexOf(from.node), indexOf(to.node), jitter, jitterModel)
+  const delayMs = (from: Place, to: Place): number => matrix.sampleByIndex(indexOf(from.node, from.country), indexOf(to.node, to.country), jitter, jitterModel)
+  const drops = (from: Place, to: Place, at: number): boolean => partitions.length > 0 && isPartitioned(from.region, to.region, at)
 
   return {
     matrix,
@@ -122,13 +135,11 @@ export function countryNetwork (source: LatencyMatrix | RttTable, countryOf: (no
     countryOf: (node) => matrix.countries[indexOf(node)] as string,
     bandwidthOf,
     delayMs,
-    latencyMs: (from, to) => {
-      if (partitions.length > 0 && isPartitioned(from.region, to.region, (now as () => number)())) return Infinity
-      return Math.max(1, Math.round(delayMs(from, to)))
-    },
+    latencyMs: (from, to) => Math.max(1, Math.round(delayMs(from, to))),
     transferMs: (from, to, bytes) => transferMs(bytes, delayMs(from, to), bandwidthOf(from.node), bandwidthOf(to.node)),
     blobMs: (from, to, bytes) => transferMs(bytes, 0, bandwidthOf(from), bandwidthOf(to)),
     isPartitioned,
+    drops,
     delivers: (from, to, at) => !isPartitioned(from.region, to.region, at) && !loss.chance(lossRate)
   }
 }

@@ -5,6 +5,7 @@
  * a job's placement (protocol/README §2). A message is judged by the time it is sent.
  */
 import { regionWithin } from '../../protocol/constants.js'
+import type { NetworkModel } from '../harness/network.js'
 
 export interface RegionPartition {
   sideA: readonly string[]
@@ -42,4 +43,19 @@ function on (side: readonly string[], region: string): boolean {
 export function partitioned (p: RegionPartition, fromRegion: string, toRegion: string, at: number): boolean {
   if (!(at >= p.fromMs && at < p.untilMs)) return false
   return (on(p.sideA, fromRegion) && on(p.sideB, toRegion)) || (on(p.sideB, fromRegion) && on(p.sideA, toRegion))
+}
+
+/**
+ * `model` with `partitions` on top (any harness NetworkModel: the region one, the country one): its
+ * `drops` also answers true for a pair a partition separates at the send time. Validates each
+ * partition (throws InvalidPartitionError).
+ */
+export function partitionedNetwork (model: NetworkModel, partitions: readonly RegionPartition[]): NetworkModel {
+  for (const p of partitions) validatePartition(p)
+  if (partitions.length === 0) return model
+  const own = model.drops
+  return {
+    ...model,
+    drops: (from, to, at, channel) => partitions.some((p) => partitioned(p, from.region, to.region, at)) || (own !== undefined && own(from, to, at, channel))
+  }
 }

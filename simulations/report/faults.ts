@@ -8,11 +8,12 @@
  *
  * Per run (and per phase, over the jobs submitted in it):
  * - completion: completed / jobs (the honest renters' jobs the scenario submitted);
- * - failed, unserved;
+ * - failed, unserved; of the failed, those still running when the run's horizon ended (`atHorizon`:
+ *   cut by the horizon, not by the fault);
  * - re-auctioned: jobs awarded more than once (`attempts > 1`), and the attempts over all jobs;
- * - lost GPU-hours: GPU-hours run by attempts that did not complete — a job's `lostGpuHours` where the
- *   strategy reports it, else every GPU-hour of a job that did not complete and, of one that did, what
- *   ran beyond its own GPUs × duration;
+ * - lost GPU-hours: GPU-hours run by attempts that ended without completing the job — a job's
+ *   `lostGpuHours` where the strategy reports it, else every GPU-hour of a job that failed before the
+ *   horizon and, of one that completed, what ran beyond its own GPUs × duration;
  * - wait p50 / p95 / p99 by tier (over the jobs that started).
  *
  * Each `expect` gives a claim with a verdict: supported when the run's (or a phase's) completion is at
@@ -61,6 +62,8 @@ export interface FaultCounts {
   jobs: number
   completed: number
   failed: number
+  /** Failed jobs still running when the horizon ended the run. */
+  atHorizon: number
   unserved: number
   completion: number | null
   reauctioned: number
@@ -92,40 +95,43 @@ export class FaultSpecError extends Error {
   }
 }
 
-/** GPU-hours a job's attempts ran without completing it (see the module's comment). */
-export function lostGpuHours (outcome: JobOutcome, neededGpuHours: number): number {
+/** GPU-hours a job's attempts ran without completing it (see the module's comment); `horizonMs` ends the run. */
+export function lostGpuHours (outcome: JobOutcome, neededGpuHours: number, horizonMs: number): number {
   if (outcome.lostGpuHours !== undefined) return outcome.lostGpuHours
-  if (outcome.status !== 'completed') return outcome.gpuHours
-  return Math.max(0, outcome.gpuHours - neededGpuHours)
+  if (outcome.status === 'completed') return Math.max(0, outcome.gpuHours - neededGpuHours)
+  return outcome.endedAt >= horizonMs ? 0 : outcome.gpuHours
 }
 
-function counts (jobs: readonly JobOutcome[], needed: ReadonlyMap<string, number>): FaultCounts {
+function counts (jobs: readonly JobOutcome[], needed: ReadonlyMap<string, number>, horizonMs: number): FaultCounts {
   let completed = 0
   let failed = 0
+  let atHorizon = 0
   let unserved = 0
   let reauctioned = 0
   let attempts = 0
   let lost = 0
   for (const j of jobs) {
     if (j.status === 'completed') completed++
-    else if (j.status === 'failed') failed++
-    else unserved++
+    else if (j.status === 'failed') {
+      failed++
+      if (j.endedAt >= horizonMs) atHorizon++
+    } else unserved++
     if (j.attempts > 1) reauctioned++
     attempts += j.attempts
-    lost += lostGpuHours(j, needed.get(j.job) ?? 0)
+    lost += lostGpuHours(j, needed.get(j.job) ?? 0, horizonMs)
   }
-  return { jobs: jobs.length, completed, failed, unserved, completion: jobs.length > 0 ? completed / jobs.length : null, reauctioned, attempts, lostGpuHours: lost }
+  return { jobs: jobs.length, completed, failed, atHorizon, unserved, completion: jobs.length > 0 ? completed / jobs.length : null, reauctioned, attempts, lostGpuHours: lost }
 }
 
-function runMetrics (run: StrategyRun, spec: FaultSpec, needed: ReadonlyMap<string, number>): FaultRunMetrics {
+function runMetrics (run: StrategyRun, spec: FaultSpec, needed: ReadonlyMap<string, number>, horizonMs: number): FaultRunMetrics {
   const waitByTier = {} as Record<Tier, Percentiles>
   for (const tier of TIERS) {
     const w: number[] = []
     for (const j of run.jobs) if (j.tier === tier && j.startedAt !== undefined) w.push(j.startedAt - j.submittedAt)
     waitByTier[tier] = percentiles(w)
   }
-  const phases = (spec.phases ?? []).map((p) => ({ name: p.name, counts: counts(run.jobs.filter((j) => j.submittedAt >= p.fromMs && j.submittedAt < p.untilMs), needed) }))
-  return { strategy: run.strategy, counts: counts(run.jobs, needed), waitByTier, phases }
+  const phases = (spec.phases ?? []).map((p) => ({ name: p.name, counts: counts(run.jobs.filter((j) => j.submittedAt >= p.fromMs && j.submittedAt < p.untilMs), needed, horizonMs) }))
+  return { strategy: run.strategy, counts: counts(run.jobs, needed, horizonMs), waitByTier, phases }
 }
 
 /** The faults section's numbers for each spec, from the runs of the same workload. */
@@ -143,9 +149,10 @@ export function faultMetrics (workload: Workload, runs: readonly StrategyRun[], 
     for (const e of spec.expect ?? []) {
       if (e.phase !== undefined && !(spec.phases ?? []).some((p) => p.name === e.phase)) throw new FaultSpecError('UNKNOWN_PHASE', `fault ${spec.name}: expectation on an unknown phase ${JSON.stringify(e.phase)}`)
     }
-    const m: FaultMetrics = { spec, run: runMetrics(find(spec.strategy, spec), spec, needed) }
-    if (spec.without !== undefined) m.without = runMetrics(find(spec.without, spec), spec, needed)
-    if (spec.bound !== undefined) m.bound = runMetrics(find(spec.bound, spec), spec, needed)
+    const h = workload.horizonMs
+    const m: FaultMetrics = { spec, run: runMetrics(find(spec.strategy, spec), spec, needed, h) }
+    if (spec.without !== undefined) m.without = runMetrics(find(spec.without, spec), spec, needed, h)
+    if (spec.bound !== undefined) m.bound = runMetrics(find(spec.bound, spec), spec, needed, h)
     return m
   })
 }
@@ -180,7 +187,7 @@ const hours3 = (x: number): number => Math.round(x * 1_000) / 1_000 || 0
 const wholeOrNull = (x: number | null): number | null => (x === null ? null : Math.round(x))
 
 function countsJson (c: FaultCounts): Record<string, unknown> {
-  return { jobs: c.jobs, completed: c.completed, failed: c.failed, unserved: c.unserved, completion: ratio4(c.completion), reauctioned: c.reauctioned, attempts: c.attempts, lostGpuHours: hours3(c.lostGpuHours) }
+  return { jobs: c.jobs, completed: c.completed, failed: c.failed, atHorizon: c.atHorizon, unserved: c.unserved, completion: ratio4(c.completion), reauctioned: c.reauctioned, attempts: c.attempts, lostGpuHours: hours3(c.lostGpuHours) }
 }
 
 function runJson (role: string, r: FaultRunMetrics): Record<string, unknown> {
@@ -217,25 +224,25 @@ const ROLE_LABEL: Record<string, string> = { fault: 'under the fault', without: 
 export function faultsMarkdown (faults: readonly FaultMetrics[]): string[] {
   if (faults.length === 0) return []
   const lines: string[] = ['## Faults', '']
-  lines.push('Completion = completed / jobs; re-auctioned = jobs awarded more than once; lost GPU-h = GPU-hours run by attempts that did not complete; waits in minutes (p50 / p95 / p99 of the jobs that started).', '')
+  lines.push('Completion = completed / jobs; failed (at horizon) = of the failed, those still running when the run ended; re-auctioned = jobs awarded more than once; lost GPU-h = GPU-hours run by attempts that ended without completing the job; waits in minutes (p50 / p95 / p99 of the jobs that started).', '')
   for (const m of faults) {
     lines.push(`### ${m.spec.name}`, '', `${m.spec.fault}`, '')
-    lines.push('| run | strategy | jobs | completion | failed | unserved | re-auctioned | attempts | lost GPU-h | wait gold | wait silver | wait bronze |')
+    lines.push('| run | strategy | jobs | completion | failed (at horizon) | unserved | re-auctioned | attempts | lost GPU-h | wait gold | wait silver | wait bronze |')
     lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
     for (const [role, r] of roles(m)) {
       const c = r.counts
-      lines.push(`| ${ROLE_LABEL[role] ?? role} | ${r.strategy} | ${c.jobs} | ${percent(c.completion)} | ${c.failed} | ${c.unserved} | ${c.reauctioned} | ${c.attempts} | ${hours3(c.lostGpuHours).toFixed(3)} | ${waitCell(r.waitByTier.gold)} | ${waitCell(r.waitByTier.silver)} | ${waitCell(r.waitByTier.bronze)} |`)
+      lines.push(`| ${ROLE_LABEL[role] ?? role} | ${r.strategy} | ${c.jobs} | ${percent(c.completion)} | ${c.failed} (${c.atHorizon}) | ${c.unserved} | ${c.reauctioned} | ${c.attempts} | ${hours3(c.lostGpuHours).toFixed(3)} | ${waitCell(r.waitByTier.gold)} | ${waitCell(r.waitByTier.silver)} | ${waitCell(r.waitByTier.bronze)} |`)
     }
     const phases = m.spec.phases ?? []
     if (phases.length > 0) {
       lines.push('', 'By the time jobs were submitted:', '')
-      lines.push('| phase | submitted in (h) | run | jobs | completion | failed | unserved | re-auctioned | lost GPU-h |')
+      lines.push('| phase | submitted in (h) | run | jobs | completion | failed (at horizon) | unserved | re-auctioned | lost GPU-h |')
       lines.push('|---|---|---|---:|---:|---:|---:|---:|---:|')
       for (const p of phases) {
         for (const [role, r] of roles(m)) {
           const c = r.phases.find((x) => x.name === p.name)?.counts
           if (c === undefined) continue
-          lines.push(`| ${p.name} | ${(p.fromMs / HOUR_MS).toFixed(2)}–${(p.untilMs / HOUR_MS).toFixed(2)} | ${ROLE_LABEL[role] ?? role} (${r.strategy}) | ${c.jobs} | ${percent(c.completion)} | ${c.failed} | ${c.unserved} | ${c.reauctioned} | ${hours3(c.lostGpuHours).toFixed(3)} |`)
+          lines.push(`| ${p.name} | ${(p.fromMs / HOUR_MS).toFixed(2)}–${(p.untilMs / HOUR_MS).toFixed(2)} | ${ROLE_LABEL[role] ?? role} (${r.strategy}) | ${c.jobs} | ${percent(c.completion)} | ${c.failed} (${c.atHorizon}) | ${c.unserved} | ${c.reauctioned} | ${hours3(c.lostGpuHours).toFixed(3)} |`)
         }
       }
     }

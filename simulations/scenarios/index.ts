@@ -2,6 +2,8 @@
 import { market } from './market.js'
 import { noShows } from './no-shows.js'
 import { spam } from './spam.js'
+import { churn } from './churn.js'
+import { partition } from './partition.js'
 import { UnknownScenarioError, type Scenario } from './scenario.js'
 
 export * from './scenario.js'
@@ -9,7 +11,10 @@ export { market, marketWorkload, MARKET_DEFAULTS } from './market.js'
 export { noShows, NO_SHOWS_DEFAULTS, NO_SHOWS_SPEC } from './no-shows.js'
 export { spam, SPAM_DEFAULTS, SPAM_SPEC } from './spam.js'
 
-export const SCENARIOS: readonly Scenario[] = [market, noShows, spam]
+export { churn, churnOf, CHURN_DEFAULTS, CHURN_BURST, CHURN_FLOOR_RELATIVE_COMPLETION, CHURN_MIN_RELATIVE_COMPLETION } from './churn.js'
+export { partition, partitionOf, PARTITION_DEFAULTS, PARTITION_CUT, PARTITION_MIN_RECOVERY } from './partition.js'
+
+export const SCENARIOS: readonly Scenario[] = [market, churn, partition, noShows, spam]
 
 export function scenarioNamed (name: string): Scenario {
   const found = SCENARIOS.find((s) => s.name === name)

@@ -1,6 +1,6 @@
 /**
  * `gpumesh sim` through the CLI (a separate process, as a researcher runs it): a small `market` run
- * writes every report file, its PNG charts open (a valid PNG header and size), the same seed gives
+ * writes every report file, tiny `churn` and `partition` runs write their faults section, its PNG charts open (a valid PNG header and size), the same seed gives
  * byte-identical report.json and another seed a different one, and bad input is a clear usage error.
  */
 import assert from 'node:assert/strict'
@@ -73,10 +73,30 @@ describe('gpumesh sim (separate processes)', function () {
     })
   }
 
+  for (const [scenario, without] of [['churn', 'gpumesh-no-churn'], ['partition', 'gpumesh-no-partition']] as const) {
+    it(`runs --scenario ${scenario}: the faults section in report.json and report.md, and its charts`, async () => {
+      const dir = join(root, scenario)
+      const r = await runCli(['sim', '--scenario', scenario, '--nodes', '40', '--jobs', '30', '--seed', '2', '--out', dir], { timeoutMs: 200_000 })
+      assert.equal(r.code, 0, r.stderr)
+      assert.match(r.stdout, new RegExp(without))
+      assert.match(r.stderr, new RegExp(`${without}: 100 %`))
+      const report = JSON.parse(await readFile(join(dir, 'report.json'), 'utf8')) as { run: { scenario: string }, faults: Array<{ name: string, runs: Array<{ role: string, strategy: string, completion: number }> }>, claims: Array<{ id: string, verdict: string }> }
+      assert.equal(report.run.scenario, scenario)
+      assert.deepEqual(report.faults.map((f) => f.name), [scenario])
+      assert.deepEqual(report.faults[0]?.runs.map((x) => x.strategy), ['gpumesh', without, 'central'])
+      assert.ok(report.claims.some((c) => c.id.startsWith(scenario) && c.verdict !== 'not measured'), JSON.stringify(report.claims))
+      const md = await readFile(join(dir, 'report.md'), 'utf8')
+      assert.match(md, new RegExp(`## Faults[\\s\\S]*### ${scenario}[\\s\\S]*## Claims`))
+      const charts = await readdir(join(dir, 'charts'))
+      assert.ok(charts.filter((f) => f.endsWith('.png')).length >= 4, charts.join(', '))
+    })
+  }
+
   it('refuses an unknown scenario, a bad size and a missing or malformed trace with one clear line', async () => {
     const unknown = await runCli(['sim', '--scenario', 'nope'])
     assert.equal(unknown.code, 2)
     assert.match(unknown.stderr, /unknown scenario "nope" \(known: market/)
+    assert.match(unknown.stderr, /\bchurn\b.*\bpartition\b/)
     const size = await runCli(['sim', '--nodes', '0'])
     assert.equal(size.code, 2)
     assert.match(size.stderr, /--nodes must be a whole number ≥ 1, got "0"/)

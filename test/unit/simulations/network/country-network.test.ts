@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { VirtualScheduler } from '../../../../protocol/market/scheduler.js'
-import { Bus, type Message } from '../../../../simulations/harness/bus.js'
+import { Bus, type Message, type Traffic } from '../../../../simulations/harness/bus.js'
 import type { Place } from '../../../../simulations/harness/network.js'
 import { Prng } from '../../../../simulations/harness/prng.js'
 import { InvalidBandwidthError } from '../../../../simulations/network/bandwidth.js'
@@ -14,11 +14,11 @@ const place = (node: string): Place => ({ node, region: countryRegion(COUNTRY[no
 const msg: Message = { kind: 'ping', bytes: 100, body: null }
 
 /** A bus on the country network with every node of COUNTRY joined and subscribed to `t`; returns what each received, and when. */
-function world (options: CountryNetworkOptions = {}, seed = 1): { bus: Bus, scheduler: VirtualScheduler, got: Array<{ to: string, at: number }> } {
+function world (options: CountryNetworkOptions = {}, seed = 1, traffic?: Traffic): { bus: Bus, scheduler: VirtualScheduler, got: Array<{ to: string, at: number }> } {
   const scheduler = new VirtualScheduler(0)
   const prng = new Prng(seed)
-  const net = countryNetwork(rttMatrix(), (n) => COUNTRY[n] as string, prng.fork('net'), { now: () => scheduler.now(), ...options })
-  const bus = new Bus(scheduler, net, prng.fork('bus'))
+  const net = countryNetwork(rttMatrix(), (n) => COUNTRY[n] as string, prng.fork('net'), options)
+  const bus = new Bus(scheduler, net, prng.fork('bus'), traffic)
   const got: Array<{ to: string, at: number }> = []
   for (const node of Object.keys(COUNTRY)) {
     bus.join(node, place(node).region)
@@ -57,8 +57,9 @@ describe('simulations/network countryNetwork', () => {
     assert.notDeepEqual(run(3), run(4))
   })
 
-  it('drops gossip across a partition sent inside [t1, t2), and delivers it at t2', () => {
-    const { bus, scheduler, got } = world({ partitions: [{ sideA: ['eu'], sideB: ['us'], fromMs: 1000, untilMs: 2000 }] })
+  it('drops gossip across a partition sent inside [t1, t2), counted lost, and delivers it at t2', () => {
+    const lost: number[] = []
+    const { bus, scheduler, got } = world({ partitions: [{ sideA: ['eu'], sideB: ['us'], fromMs: 1000, untilMs: 2000 }] }, 1, { sent: () => {}, delivered: () => {}, lost: () => { lost.push(scheduler.now()) } })
     const sendAt = (t: number): void => { scheduler.at(t, () => { bus.publish('us1', ['t'], { ...msg, body: t }) }) }
     for (const t of [999, 1000, 1999, 2000]) sendAt(t)
     scheduler.runAll()
@@ -69,17 +70,46 @@ describe('simulations/network countryNetwork', () => {
     assert.equal(toEurope(0, Infinity), 8)
     assert.equal(toEurope(2000, Infinity), 4, 'the publish at 2000 reaches Europe')
     assert.equal(toEurope(1000, 2000), 4, 'the publish at 999 arrives inside the window: judged when sent')
+    assert.deepEqual(lost, [1000, 1000, 1000, 1000, 1999, 1999, 1999, 1999], 'each delivery the partition drops is counted lost')
   })
 
-  it('stalls a stream across a partition (open and messages) and carries one opened after it', () => {
-    const { bus, scheduler } = world({ partitions: [{ sideA: ['eu'], sideB: ['ap-east'], fromMs: 0, untilMs: 5000 }] })
+  it('resets a stream across a partition (an open refused, a message dropped) and carries one opened after it', () => {
+    const { bus, scheduler } = world({ partitions: [{ sideA: ['eu'], sideB: ['ap-east'], fromMs: 1000, untilMs: 5000 }] })
     const heard: Array<{ at: number, kind: string }> = []
-    bus.listen('jp1', (end) => { end.onMessage((m) => heard.push({ at: scheduler.now(), kind: m.kind })) })
-    bus.open('de1', 'jp1').send({ ...msg, kind: 'during' })
+    const closed: string[] = []
+    bus.listen('jp1', (end) => {
+      end.onMessage((m) => heard.push({ at: scheduler.now(), kind: m.kind }))
+      end.onClose((reason) => closed.push(`jp1 ${reason}`))
+    })
+    const before = bus.open('de1', 'jp1')
+    before.onClose((reason) => closed.push(`de1 ${reason}`))
+    before.send({ ...msg, kind: 'before' })
+    scheduler.at(1000, () => { before.send({ ...msg, kind: 'during' }) })
+    scheduler.at(1500, () => { bus.open('de1', 'jp1').onClose((reason) => closed.push(`opened during: ${reason}`)) })
     scheduler.at(5000, () => { bus.open('de1', 'jp1').send({ ...msg, kind: 'after' }) })
     scheduler.runUntil(60_000)
-    assert.deepEqual(heard.map((h) => h.kind), ['after'])
-    assert.ok((heard[0]?.at ?? 0) > 5000)
+    assert.deepEqual(heard.map((h) => h.kind), ['before', 'after'])
+    assert.ok((heard[1]?.at ?? 0) > 5000)
+    assert.deepEqual(closed, ['de1 unreachable', 'jp1 unreachable', 'opened during: unreachable'], 'both ends of the stream see the reset at once; the open across the cut is refused')
+    assert.equal(before.closed, true)
+  })
+
+  it('places a node by the country it joins the bus with, without an adapter', () => {
+    const m = rttMatrix()
+    const scheduler = new VirtualScheduler(0)
+    const net = countryNetwork(m, new Prng(1), { jitter: 'none' })
+    assert.equal(net.latencyMs({ node: 'a', region: 'eu-central', country: 'DE' }, { node: 'b', region: 'ap-east', country: 'JP' }), Math.round(m.meanOneWayMs('DE', 'JP')))
+    assert.equal(net.countryOf('a'), 'DE', 'a node is known by the country it was seen with')
+    assert.throws(() => net.countryOf('c'), UnknownNodeError, 'neither a country nor an adapter')
+    const bus = new Bus(scheduler, net, new Prng(2))
+    const got: number[] = []
+    bus.join('x', 'eu-west', 'FR')
+    bus.join('y', 'us', 'US')
+    bus.subscribe('y', 't', () => { got.push(scheduler.now()) })
+    bus.publish('x', ['t'], msg)
+    scheduler.runAll()
+    assert.deepEqual(got, [2 * Math.round(m.meanOneWayMs('FR', 'US'))])
+    assert.throws(() => { bus.join('x', 'eu-west', 'DE') }, /joined in FR and in DE/)
   })
 
   it('loses about lossRate of the gossip deliveries (the bus draws them)', () => {
@@ -91,7 +121,7 @@ describe('simulations/network countryNetwork', () => {
   })
 
   it('delivers: partition and loss for one message, as overlay models use it', () => {
-    const net = countryNetwork(rttMatrix(), (n) => COUNTRY[n] as string, new Prng(2), { lossRate: 0, partitions: [{ sideA: ['eu'], sideB: ['us'], fromMs: 10, untilMs: 20 }], now: () => 0 })
+    const net = countryNetwork(rttMatrix(), (n) => COUNTRY[n] as string, new Prng(2), { lossRate: 0, partitions: [{ sideA: ['eu'], sideB: ['us'], fromMs: 10, untilMs: 20 }] })
     assert.equal(net.delivers(place('de1'), place('us1'), 9), true)
     assert.equal(net.delivers(place('de1'), place('us1'), 10), false)
     assert.equal(net.delivers(place('us1'), place('de1'), 19), false)
@@ -123,13 +153,13 @@ describe('simulations/network countryNetwork', () => {
       [{ lossRate: 1.01 }, 'LOSS_RATE'],
       [{ gossipHops: 0 }, 'GOSSIP_HOPS'],
       [{ gossipHops: 1.5 }, 'GOSSIP_HOPS'],
-      [{ jitter: 'uniform' as never }, 'JITTER'],
-      [{ partitions: [{ sideA: ['eu'], sideB: ['us'], fromMs: 0, untilMs: 1 }] }, 'NO_CLOCK']
+      [{ jitter: 'uniform' as never }, 'JITTER']
     ]
     for (const [o, code] of codes) assert.throws(() => make(o), (e: unknown) => e instanceof InvalidCountryNetworkError && e.code === code, code)
     make({ lossRate: 0, gossipHops: 1 })
     make({ lossRate: 1 })
-    assert.throws(() => make({ partitions: [{ sideA: ['eu'], sideB: ['eu-west'], fromMs: 0, untilMs: 1 }], now: () => 0 }), InvalidPartitionError)
+    make({ partitions: [{ sideA: ['eu'], sideB: ['us'], fromMs: 0, untilMs: 1 }] })
+    assert.throws(() => make({ partitions: [{ sideA: ['eu'], sideB: ['eu-west'], fromMs: 0, untilMs: 1 }] }), InvalidPartitionError)
     assert.throws(() => make({ bandwidth: [{ name: 'x', weight: 1, down: { median: 0, sigma: 1 }, up: { median: 1, sigma: 1 } }] }), (e: unknown) => e instanceof InvalidBandwidthError && e.field === 'x.down.median')
     const net = countryNetwork(rttMatrix(), (n) => COUNTRY[n] ?? 'XX', new Prng(1))
     assert.throws(() => net.latencyMs(place('de1'), { node: 'zz', region: 'eu' }), UnknownCountryError)

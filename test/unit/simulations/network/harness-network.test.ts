@@ -12,9 +12,7 @@ const MIN = 60_000
 const NODES = [{ id: 'peer:de', country: 'DE' }, { id: 'peer:jp', country: 'JP' }, { id: 'peer:buyer', country: 'FR' }]
 
 function market (partitions: RegionPartition[] = []): { h: Harness, job: string } {
-  // The factory runs inside the constructor; `now` is read only once messages flow.
-  let h: Harness | undefined
-  h = new Harness({ seed: 5, network: (p) => countryNetwork(rttMatrix(), countryOfNodes(NODES), p, { partitions, now: () => (h as Harness).scheduler.now() }) })
+  const h = new Harness({ seed: 5, network: (p) => countryNetwork(rttMatrix(), countryOfNodes(NODES), p, { partitions }) })
   h.provider('de', { region: 'eu-central', gpus: { h100: 1 }, floor: credits(3) })
   h.provider('jp', { region: 'ap-east', gpus: { h100: 1 }, floor: credits(2) })
   const job = h.requester('buyer', { region: 'eu-west' }).submit({ gpus: 1, maxPrice: credits(4), maxRuntimeSec: 3600 }, { durationMs: 10 * MIN })
@@ -35,6 +33,7 @@ describe('simulations/network countryNetwork in the harness', () => {
     const start = new Harness().scheduler.now()
     const { h, job } = market([{ sideA: ['eu'], sideB: ['ap'], fromMs: start, untilMs: start + 24 * 60 * MIN }])
     assert.equal(h.recorder.count('bid').count, 1, 'the job request never reached jp')
+    assert.ok(h.recorder.snapshot().lost >= 1, 'the dropped deliveries are counted lost')
     const award = h.recorder.awards.find((a) => a.job === job)
     assert.equal(award?.provider, 'peer:de')
     assert.equal(h.recorder.jobEnding(job)?.status, 'settled')

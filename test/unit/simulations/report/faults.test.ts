@@ -55,8 +55,10 @@ describe('simulations/report: faults', () => {
   it('counts completion, re-auctions, attempts and lost GPU-hours, for the whole run and each phase', () => {
     const [m] = faultMetrics(w, [faulty, clean], [spec])
     assert.ok(m !== undefined)
-    assert.deepEqual(m.run.counts, { jobs: 4, completed: 2, failed: 1, unserved: 1, completion: 0.5, reauctioned: 2, attempts: 5, lostGpuHours: 0.75 })
-    assert.deepEqual(m.without?.counts, { jobs: 4, completed: 4, failed: 0, unserved: 0, completion: 1, reauctioned: 0, attempts: 4, lostGpuHours: 0 })
+    assert.deepEqual(m.run.counts, { jobs: 4, completed: 2, failed: 1, atHorizon: 0, unserved: 1, completion: 0.5, reauctioned: 2, attempts: 5, lostGpuHours: 0.75 })
+    assert.deepEqual(m.without?.counts, { jobs: 4, completed: 4, failed: 0, atHorizon: 0, unserved: 0, completion: 1, reauctioned: 0, attempts: 4, lostGpuHours: 0 })
+    const cut = faultMetrics(w, [run('gpumesh', [outcome('j4', 'failed', { gpuHours: 3, endedAt: 24 * HOUR })])], [{ name: 'x', fault: 'x', strategy: 'gpumesh' }])[0]
+    assert.deepEqual([cut?.run.counts.failed, cut?.run.counts.atHorizon, cut?.run.counts.lostGpuHours], [1, 1, 0], 'a job the horizon cut is counted apart and loses nothing')
     assert.deepEqual(m.run.phases.map((p) => [p.name, p.counts.jobs, p.counts.completed, p.counts.lostGpuHours]), [['during', 2, 1, 0.75], ['after', 2, 1, 0]])
     assert.equal(m.run.waitByTier.silver.n, 1)
     assert.equal(m.run.waitByTier.silver.p50, 40 * MIN)
@@ -65,10 +67,13 @@ describe('simulations/report: faults', () => {
   })
 
   it('takes a strategy\'s own lostGpuHours when it reports one, and clamps a completed job\'s surplus at 0', () => {
-    assert.equal(lostGpuHours(outcome('j1', 'completed', { gpuHours: 1.5, lostGpuHours: 0.2 }), 1), 0.2)
-    assert.equal(lostGpuHours(outcome('j1', 'completed', { gpuHours: 0.9 }), 1), 0, 'hourly billing may charge a little less than the duration')
-    assert.equal(lostGpuHours(outcome('j1', 'completed', { gpuHours: 1 }), 1), 0, 'exactly what it needed: nothing lost')
-    assert.equal(lostGpuHours(outcome('j2', 'failed', { gpuHours: 0.25 }), 1), 0.25)
+    const H = 24 * HOUR
+    assert.equal(lostGpuHours(outcome('j1', 'completed', { gpuHours: 1.5, lostGpuHours: 0.2 }), 1, H), 0.2)
+    assert.equal(lostGpuHours(outcome('j1', 'completed', { gpuHours: 0.9 }), 1, H), 0, 'hourly billing may charge a little less than the duration')
+    assert.equal(lostGpuHours(outcome('j1', 'completed', { gpuHours: 1 }), 1, H), 0, 'exactly what it needed: nothing lost')
+    assert.equal(lostGpuHours(outcome('j2', 'failed', { gpuHours: 0.25 }), 1, H), 0.25)
+    assert.equal(lostGpuHours(outcome('j2', 'failed', { gpuHours: 0.25, endedAt: H - 1 }), 1, H), 0.25, 'failed one ms before the horizon: lost')
+    assert.equal(lostGpuHours(outcome('j2', 'failed', { gpuHours: 0.25, endedAt: H }), 1, H), 0, 'still running at the horizon: cut, not lost')
   })
 
   it('judges each expectation, exactly at the bound and one step past it', () => {
@@ -96,7 +101,7 @@ describe('simulations/report: faults', () => {
     assert.equal(reportJson(buildReport(w, m, { faults: faultMetrics(w, [faulty, clean], [spec]) })), reportJson(report), 'same bytes')
     const md = reportMarkdown(w, m, report, faults)
     assert.match(md, /## Faults\n\n/)
-    assert.match(md, /\| under the fault \| gpumesh \| 4 \| 50\.0 % \| 1 \| 1 \| 2 \| 5 \| 0\.750 \|/)
+    assert.match(md, /\| under the fault \| gpumesh \| 4 \| 50\.0 % \| 1 \(0\) \| 1 \| 2 \| 5 \| 0\.750 \|/)
     assert.match(md, /\| after \| 1\.00–24\.00 \| without it \(gpumesh-no-fault\) \| 2 \| 100\.0 % \|/)
     assert.ok(md.indexOf('## Faults') < md.indexOf('## Claims'))
     const plain = buildReport(w, m)

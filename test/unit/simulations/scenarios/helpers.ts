@@ -1,9 +1,9 @@
-/** What the scenario tests share: the data files as the CLI reads them (cli/sim-command.ts), report.json's text, the books check. */
+/** What the scenario tests share: the data files as the CLI reads them (cli/sim-command.ts), the report as it builds it, the books check. */
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
-import type { StrategyRun } from '../../../../simulations/model.js'
-import type { ScenarioData, ScenarioResult } from '../../../../simulations/scenarios/index.js'
-import { buildReport, faultMetrics, metrics, reportJson } from '../../../../simulations/report/index.js'
+import type { ScenarioData, ScenarioResult } from '../../../../simulations/scenarios/scenario.js'
+import type { StrategyRun, Workload } from '../../../../simulations/model.js'
+import { buildReport, faultMetrics, metrics, reportJson, type FaultMetrics } from '../../../../simulations/report/index.js'
 
 const DATA = new URL('../../../../../simulations/data/', import.meta.url)
 
@@ -20,19 +20,27 @@ export function scenarioData (): ScenarioData {
   return data
 }
 
-/** report.json's text for a scenario's result, as the CLI builds it. */
-export function reportText (r: ScenarioResult): string {
-  const m = metrics(r.workload, r.runs, { listPrice: r.listPrice })
+/** report.json of a scenario's result, and its faults' numbers, as the CLI builds them. */
+export function reportOf (r: ScenarioResult): { json: string, faults: FaultMetrics[] } {
   const faults = faultMetrics(r.workload, r.runs, r.faults ?? [])
-  return reportJson(buildReport(r.workload, m, { run: { scenario: r.scenario, seed: r.seed, nodes: r.nodes, jobs: r.jobs }, faults, ...(r.sections !== undefined ? { sections: r.sections } : {}) }))
+  const m = metrics(r.workload, r.runs, { listPrice: r.listPrice })
+  const report = buildReport(r.workload, m, { run: { scenario: r.scenario, seed: r.seed, nodes: r.nodes, jobs: r.jobs }, faults, ...(r.sections !== undefined ? { sections: r.sections } : {}) })
+  return { json: reportJson(report), faults }
 }
 
-/** Every job once, in one final state; money paid = money earned; nothing sold beyond what was offered. */
-export function assertBooks (r: ScenarioResult, run: StrategyRun): void {
-  assert.deepEqual(run.jobs.map((j) => j.job).sort(), r.workload.jobs.map((j) => j.id).sort())
-  for (const j of run.jobs) assert.ok(['completed', 'failed', 'unserved'].includes(j.status))
+/** report.json's text for a scenario's result. */
+export function reportText (r: ScenarioResult): string {
+  return reportOf(r).json
+}
+
+/** Every job in exactly one final state; GPU-hours sold within those offered, per node; money paid = money earned (on the fleet). */
+export function assertBooks (workload: Workload, run: StrategyRun): void {
+  assert.deepEqual(run.jobs.map((j) => j.job).sort(), workload.jobs.map((j) => j.id).sort(), `${run.strategy}: one outcome per job`)
+  for (const j of run.jobs) assert.ok(['completed', 'failed', 'unserved'].includes(j.status), `${run.strategy} ${j.job}: ${j.status}`)
+  for (const n of run.nodes) assert.ok(n.soldGpuHours <= n.offeredGpuHours + 1e-9, `${run.strategy} ${n.node}: sold ${n.soldGpuHours} of ${n.offeredGpuHours}`)
   const paid = run.jobs.reduce((s, j) => s + j.paid, 0)
   const earned = run.nodes.reduce((s, n) => s + n.revenue, 0)
-  assert.equal(paid, earned)
-  for (const n of run.nodes) assert.ok(n.soldGpuHours <= n.offeredGpuHours + 1e-9, `${n.node} sold ${n.soldGpuHours} of ${n.offeredGpuHours}`)
+  // the old way's renters pay the cloud, not the owners
+  if (run.strategy === 'old-way') assert.equal(earned, 0)
+  else assert.equal(paid, earned, `${run.strategy}: paid ${paid}, earned ${earned}`)
 }

@@ -37,7 +37,7 @@ describe('simulations: the spam scenario', function () {
   })
 
   it('keeps the books of every run on the fleet (the old way pays a cloud)', () => {
-    for (const run of r.runs.filter((x) => x.strategy !== 'old-way')) assertBooks(r, run)
+    for (const run of r.runs.filter((x) => x.strategy !== 'old-way')) assertBooks(r.workload, run)
   })
 
   it('gives the same report.json for the same seed', () => {
