@@ -122,6 +122,8 @@ export function countryNetwork (source: LatencyMatrix | RttTable, countryOf: (no
     countryOf: (node) => matrix.countries[indexOf(node)] as string,
     bandwidthOf,
     delayMs,
+    // the pair's mean (no draw: 'none' reads the matrix only)
+    meanLatencyMs: (from, to) => matrix.sampleByIndex(indexOf(from.node), indexOf(to.node), jitter, 'none'),
     latencyMs: (from, to) => {
       if (partitions.length > 0 && isPartitioned(from.region, to.region, (now as () => number)())) return Infinity
       return Math.max(1, Math.round(delayMs(from, to)))
