@@ -13,7 +13,7 @@
 import { DAY_SEC } from '../../protocol/limits.js'
 import { Prng } from '../harness/prng.js'
 import { central, lowestPrice, oldWay, randomAssignment } from '../baselines/index.js'
-import { runMarket } from '../market/run-market.js'
+import { drainMsFor, runMarket } from '../market/run-market.js'
 import type { Workload } from '../model.js'
 import { alibabaWorkload } from '../workloads/alibaba.js'
 import { parseJobCsv } from '../workloads/generic-csv.js'
@@ -25,6 +25,8 @@ import type { NetworkModel } from '../harness/network.js'
 import { countryNetwork } from '../network/country-network.js'
 import { parseRttTable } from '../network/rtt-table.js'
 import type { Scenario, ScenarioData, ScenarioOptions, ScenarioResult } from './scenario.js'
+import { strategyMetrics } from '../report/metrics.js'
+import { OVERLAY_ASSUMPTIONS, TRAFFIC_NOTE, trafficRow, trafficTable } from './traffic.js'
 
 /** The trace's busy window, trace seconds, and how much closer its arrivals come. */
 export const MARKET_WINDOW = Object.freeze({ startS: 112 * DAY_SEC, endS: 149.3 * DAY_SEC })
@@ -47,7 +49,10 @@ export function marketWorkload (data: ScenarioData, options: ScenarioOptions): {
   if (count !== jobs.length) jobs = resampleJobs(new Prng(options.seed).fork('market:jobs'), jobs, count)
   const horizonMs = Math.max(built.workload.horizonMs, ...jobs.map((j) => j.submitAt + 1))
   const name = `${data.trace === undefined ? 'alibaba-2023 openb, days 112–149 at 150× arrivals' : data.trace.source}, ${built.workload.fleet.length} nodes, ${jobs.length} jobs`
-  return buildWorkload({ name, fleet: built.workload.fleet, ownerWork: built.workload.ownerWork, jobs, horizonMs, dropped: built.summary.dropped, censored: built.summary.censored })
+  const out = buildWorkload({ name, fleet: built.workload.fleet, ownerWork: built.workload.ownerWork, jobs, horizonMs, dropped: built.summary.dropped, censored: built.summary.censored })
+  // the drain: the clock runs on after the last arrival until the work placed has ended, in every strategy
+  out.workload.drainMs = drainMsFor(out.workload)
+  return out
 }
 
 /**
@@ -89,6 +94,8 @@ export const market: Scenario = {
     const gpumesh = runMarket(workload, {
       seed: options.seed,
       ...(data.rtt !== undefined ? { network: measuredNetwork(data.rtt, workload) } : {}),
+      mesh: true,
+      discovery: true,
       floorOf: prices.floorOf,
       capOf,
       ...(options.onProgress !== undefined ? { onProgress: (done: number, total: number) => options.onProgress?.('gpumesh', done, total), progressEvery: 50 } : {})
@@ -97,6 +104,7 @@ export const market: Scenario = {
     options.onProgress?.('baselines', 0, 4)
     const runs = [gpumesh.run, oldWay(workload, baseline), central(workload, baseline), lowestPrice(workload, baseline), randomAssignment(workload, { ...baseline, seed: options.seed })]
     options.onProgress?.('baselines', 4, 4)
+    const traffic = trafficRow(workload.fleet.length, workload.jobs.length, gpumesh.stats, strategyMetrics(workload, gpumesh.run).timeToAward)
     return {
       scenario: 'market',
       seed: options.seed,
@@ -107,12 +115,16 @@ export const market: Scenario = {
       runs,
       market: gpumesh.stats,
       listPrice: prices.listPrice,
+      details: { traffic },
+      markdown: `## Traffic (gpumesh)\n\n${trafficTable([traffic])}\n${TRAFFIC_NOTE}\n`,
       assumptions: [
         'Fleet and pods: Alibaba GPU cluster trace 2023 (openb, Weng et al., USENIX ATC 2023); G1–G3 taken as A100s (simulations/workloads/README.md).',
         'Load: days 112–149 of the trace with arrivals 150× closer and real durations; 30 % of the pods are outside renters, the rest the owners\' own work.',
         'Places: nodes drawn over countries from an assumed GPU fleet distribution (simulations/network/geo.ts); one-way delays drawn from the RIPE Atlas inter-country RTT table (simulations/network/).',
         'Prices: list = the snapshot\'s on-demand median per model; a renter\'s cap = the cheapest fitting list price; an owner\'s floor = 40–70 % of its model\'s list price.',
-        'gpumesh runs with a 10-minute lease and hourly billing (simulations/market/run-market.ts SIM_MARKET_PARAMS); every other market parameter is the daemon\'s default.'
+        'gpumesh runs with a 10-minute lease and hourly billing (simulations/market/run-market.ts SIM_MARKET_PARAMS); every other market parameter is the daemon\'s default.',
+        ...OVERLAY_ASSUMPTIONS,
+        `Drain: after the last arrival the clock runs ${(workload.drainMs ?? 0) / 3_600_000 > 0 ? `${((workload.drainMs ?? 0) / 3_600_000).toFixed(1)} h more` : 'no longer'} (the longest job past the horizon, two leases and the bid window) so placed work can end, in every strategy; utilization is over the horizon and the drain.`
       ]
     }
   }

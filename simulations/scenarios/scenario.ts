@@ -8,6 +8,7 @@ import type { StrategyRun, Workload } from '../model.js'
 import type { LoadSummary } from '../workloads/workload.js'
 import type { MarketRunStats } from '../market/run-market.js'
 import type { ListPrice } from '../baselines/fit.js'
+import type { MessagesPoint } from '../report/charts.js'
 
 /** The data a scenario may read, as text (simulations/data/ by default; `--trace` replaces the jobs). */
 export interface ScenarioData {
@@ -47,6 +48,12 @@ export interface ScenarioResult {
   listPrice: ListPrice
   /** The assumptions the numbers rest on, one sentence each, for the report. */
   assumptions: string[]
+  /** The scenario's own results, JSON-ready and rounded (report.json's `scenario`): e.g. scale's rows per N. */
+  details?: Record<string, unknown>
+  /** The scenario's own section of report.md (markdown, after the claims). */
+  markdown?: string
+  /** Messages per job against the number of nodes (the messages-per-job chart), when the scenario measured it. */
+  messagesVsN?: MessagesPoint[]
 }
 
 export interface Scenario {
