@@ -78,13 +78,13 @@ export const scale: Scenario = {
   }
 }
 
-/** The chart's series: application messages, wire copies, and DHT messages per lookup, per job against N. */
+/** The chart's series, per job against N: application messages, wire copies (gossip mesh + streams), DHT messages per `providers` lookup. */
 export function messagesVsN (rows: readonly TrafficRow[]): MessagesPoint[] {
   const points: MessagesPoint[] = []
   for (const r of rows) {
-    points.push({ n: r.nodes, messagesPerJob: r.messagesPerJob, series: 'application messages' })
-    if (r.wireMessagesPerJob !== null) points.push({ n: r.nodes, messagesPerJob: r.wireMessagesPerJob, series: 'wire copies (gossip mesh + streams)' })
-    if (r.discovery !== null) points.push({ n: r.nodes, messagesPerJob: r.discovery.messagesPerLookup, series: 'DHT messages per providers lookup' })
+    points.push({ n: r.nodes, messagesPerJob: r.messagesPerJob, series: 'app messages' })
+    if (r.wireMessagesPerJob !== null) points.push({ n: r.nodes, messagesPerJob: r.wireMessagesPerJob, series: 'wire copies' })
+    if (r.discovery !== null) points.push({ n: r.nodes, messagesPerJob: r.discovery.messagesPerLookup, series: 'DHT per lookup' })
   }
   return points
 }

@@ -12,6 +12,7 @@ import type { JobOutcome, StrategyRun } from '../../../../simulations/model.js'
 import { DEFAULT_GOSSIP_PARAMS } from '../../../../simulations/overlay/gossip-params.js'
 import { FLASH_CROWD_BURST, burstBreakdown, flashCrowdScenario, flashCrowdWorkload, scale, scaleSizes, type ScenarioData } from '../../../../simulations/scenarios/index.js'
 import { messagesVsN } from '../../../../simulations/scenarios/scale.js'
+import { messagesChart } from '../../../../simulations/report/charts.js'
 import type { TrafficRow } from '../../../../simulations/scenarios/traffic.js'
 
 const DATA = fileURLToPath(new URL('../../../../../simulations/data/', import.meta.url))
@@ -41,7 +42,13 @@ describe('simulations: the scale and flash-crowd scenarios', function () {
   it('the chart gets one point per size and series (application, wire, DHT)', () => {
     const row = (nodes: number, wire: number | null): TrafficRow => ({ nodes, jobs: 1, messagesPerJob: 10, bytesPerJob: 1, wireMessagesPerJob: wire, wireBytesPerJob: wire, copiesPerGossipMessage: null, duplicateShare: null, bidsPerJob: 1, timeToAwardMs: { p50: 1, p95: 1 }, discovery: null, openAtEnd: 0 })
     const points = messagesVsN([row(100, 700), row(300, null)])
-    assert.deepEqual(points.map((p) => [p.n, p.series, p.messagesPerJob]), [[100, 'application messages', 10], [100, 'wire copies (gossip mesh + streams)', 700], [300, 'application messages', 10]])
+    assert.deepEqual(points.map((p) => [p.n, p.series, p.messagesPerJob]), [[100, 'app messages', 10], [100, 'wire copies', 700], [300, 'app messages', 10]])
+  })
+
+  it('the messages chart draws on a log axis and leaves out zeros (a log axis has none)', () => {
+    const spec = messagesChart([{ n: 100, messagesPerJob: 0, series: 'DHT per lookup' }, { n: 100, messagesPerJob: 5 }])
+    assert.deepEqual((spec.data as { values: unknown[] }).values, [{ n: 100, messagesPerJob: 5, series: 'messages' }])
+    assert.deepEqual((spec.encoding as { y: { scale: unknown } }).y.scale, { type: 'log' })
   })
 
   it('the burst breakdown counts jobs by when they were submitted, by tier', () => {
@@ -79,7 +86,7 @@ describe('simulations: the scale and flash-crowd scenarios', function () {
     }
     assert.equal(a.runs.length, 1)
     assert.equal(a.nodes, 120)
-    assert.equal(a.messagesVsN?.filter((pt) => pt.series === 'application messages').length, 2)
+    assert.equal(a.messagesVsN?.filter((pt) => pt.series === 'app messages').length, 2)
   })
 
   it('flash-crowd: the burst\'s jobs arrive inside the burst, on top of the market\'s; gpumesh and central both run', () => {
