@@ -98,9 +98,11 @@ export async function simCommand (command: Command): Promise<void> {
     await writeFile(path, text)
     files.push(path)
   }
-  await put('report.json', reportJson(report))
-  await put('report.md', `${reportMarkdown(result.workload, m, report, faults, result.sections)}\n## Assumptions\n\n${result.assumptions.map((a) => `- ${a}`).join('\n')}\n`)
-  files.push(...await writeCharts(join(out, 'charts'), charts({ report, runs: result.runs }), opts.font !== undefined ? { fontFile: opts.font } : {}))
+  // a scenario's own results (scale's rows per N, flash-crowd's burst) go under `scenario` in report.json
+  const json = result.details === undefined ? report : { ...report, scenario: result.details }
+  await put('report.json', reportJson(json))
+  await put('report.md', `${reportMarkdown(result.workload, m, report, faults, result.sections)}${result.markdown !== undefined ? `\n${result.markdown}` : ''}\n## Assumptions\n\n${result.assumptions.map((a) => `- ${a}`).join('\n')}\n`)
+  files.push(...await writeCharts(join(out, 'charts'), charts({ report, runs: result.runs, ...(result.messagesVsN !== undefined ? { messagesVsN: result.messagesVsN } : {}) }), opts.font !== undefined ? { fontFile: opts.font } : {}))
   const cpu = process.cpuUsage(cpu0)
   const run = {
     gpumesh: packageVersion(),
@@ -114,7 +116,16 @@ export async function simCommand (command: Command): Promise<void> {
     wallMs: Date.now() - started,
     cpuMs: Math.round((cpu.user + cpu.system) / 1000),
     peakRssBytes: process.resourceUsage().maxRSS * 1024,
-    market: { messages: result.market.messages, bytes: result.market.bytes, bidsPerJob: result.market.bidsPerJob, events: result.market.events, ledgerMismatches: result.market.ledgerMismatches, openAtHorizon: result.market.openAtHorizon }
+    market: {
+      messages: result.market.messages,
+      bytes: result.market.bytes,
+      ...(result.market.wire !== undefined ? { wireMessages: result.market.wire.messages, wireBytes: result.market.wire.bytes } : {}),
+      bidsPerJob: result.market.bidsPerJob,
+      events: result.market.events,
+      ledgerMismatches: result.market.ledgerMismatches,
+      openAtHorizon: result.market.openAtHorizon,
+      endedAtMs: result.market.endedAtMs
+    }
   }
   await put('run.json', `${JSON.stringify(run, null, 2)}\n`)
 

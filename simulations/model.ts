@@ -87,8 +87,20 @@ export interface Workload {
   ownerWork: OwnerWork[]
   /** Sorted by submitAt, then id. */
   jobs: SimJob[]
-  /** How long the run lasts, ms: jobs still open at the horizon end as `unserved`. */
+  /** Jobs arrive in [0, horizonMs): a job not placed by then ends `unserved`. */
   horizonMs: number
+  /**
+   * The drain, ms (absent: 0): after the horizon no job arrives or is placed, but work placed before it
+   * runs on until horizonMs + drainMs (`runEndMs`), in every strategy alike, so a job still running at the
+   * horizon can complete. The run's accounts — offered, owner and fleet GPU-hours, utilization — cover
+   * [0, runEndMs). Work still running at runEndMs is cut there (`failed`).
+   */
+  drainMs?: number
+}
+
+/** When the run's accounts end, ms: the horizon plus the drain. */
+export function runEndMs (workload: Pick<Workload, 'horizonMs' | 'drainMs'>): number {
+  return workload.horizonMs + (workload.drainMs ?? 0)
 }
 
 /** How a job ended under one strategy. */

@@ -1,7 +1,7 @@
 /**
  * The baselines' options: plain data and pure functions, so one scenario drives every strategy alike.
  */
-import type { FleetNode, SimJob, Tier, Workload } from '../model.js'
+import { runEndMs, type FleetNode, type SimJob, type Tier, type Workload } from '../model.js'
 import type { FloorOf, ListPrice } from './fit.js'
 import { BaselineInputError, BaselineOptionError, ListCatalogue, startDelays, type Accounting } from './outcome.js'
 
@@ -32,5 +32,6 @@ export function accounting (workload: Workload, options: BaselineOptions): Accou
     if (!Number.isInteger(job.gpus) || job.gpus < 1) throw new BaselineInputError(job.id, `GPUs must be a whole number ≥ 1, got ${job.gpus}`)
   }
   const models: ReadonlyArray<{ model: string, vramMiB: number }> = options.cloudModels ?? workload.fleet.map((n: FleetNode) => ({ model: n.model, vramMiB: n.vramMiB }))
-  return { horizonMs: workload.horizonMs, delays: startDelays(options.maxStartDelayMs), catalogue: new ListCatalogue(models, options.listPrice) }
+  if (!(workload.drainMs === undefined || (Number.isFinite(workload.drainMs) && workload.drainMs >= 0))) throw new BaselineOptionError(`the workload's drain must be ≥ 0 ms, got ${String(workload.drainMs)}`)
+  return { horizonMs: workload.horizonMs, endMs: runEndMs(workload), delays: startDelays(options.maxStartDelayMs), catalogue: new ListCatalogue(models, options.listPrice) }
 }

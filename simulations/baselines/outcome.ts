@@ -1,16 +1,17 @@
 /**
  * How the baselines account for what they decided, one rule for all of them:
  *
- * - A job placed at `start` on a node runs [start, start + duration), cut at the run's horizon: cut, it
- *   ends `failed` with the GPU-hours run until the horizon (and pays for those), otherwise `completed`.
+ * - A job placed at `start` on a node runs [start, start + duration), cut at the run's end (the horizon
+ *   plus the workload's drain, model.ts runEndMs; jobs are placed only before the horizon): cut, it ends
+ *   `failed` with the GPU-hours run until then (and pays for those), otherwise `completed`.
  *   GPU-hours are whole GPUs × hours (a job's `gpuMilli` share does not discount the GPUs it holds).
  * - The renter pays the node's price × GPU-hours, rounded to whole micros; `listCost` is the same GPU-hours
  *   at the cheapest list price of a model that fits the job (the old way's price for it).
  * - SLA miss: a gold or silver job that did not start within its tier's delay, or did not complete.
- * - A node's offered GPU-hours are its GPUs × the horizon less the owner's own work inside the horizon.
+ * - A node's offered GPU-hours are its GPUs × the run (horizon + drain) less the owner's own work inside it.
  */
 import { FleetCapacity } from '../capacity.js'
-import type { JobOutcome, JobStatus, NodeOutcome, SimJob, Tier, Workload } from '../model.js'
+import { runEndMs, type JobOutcome, type JobStatus, type NodeOutcome, type SimJob, type Tier, type Workload } from '../model.js'
 import { DEFAULT_MAX_START_DELAY_MS, gpuFits, tierRank, type ListPrice } from './fit.js'
 
 const HOUR_MS = 3_600_000
@@ -84,7 +85,10 @@ export class ListCatalogue {
 
 /** What a baseline needs to write outcomes. */
 export interface Accounting {
+  /** Jobs arrive and are placed before it. */
   horizonMs: number
+  /** Placed work runs on until it (the horizon plus the workload's drain: model.ts runEndMs). */
+  endMs: number
   delays: Record<Tier, number>
   catalogue: ListCatalogue
 }
@@ -96,8 +100,8 @@ export function slaMiss (job: SimJob, status: JobStatus, startedAt: number | und
 
 /** A job placed on `node` at `start` for `price` micros per GPU-hour, decided at `awardedAt`. */
 export function placed (acc: Accounting, job: SimJob, node: string, start: number, price: number, awardedAt: number, attempts = 1): JobOutcome {
-  const end = Math.min(start + job.durationMs, acc.horizonMs)
-  const status: JobStatus = start + job.durationMs <= acc.horizonMs ? 'completed' : 'failed'
+  const end = Math.min(start + job.durationMs, acc.endMs)
+  const status: JobStatus = start + job.durationMs <= acc.endMs ? 'completed' : 'failed'
   const gpuHours = job.gpus * Math.max(0, end - start) / HOUR_MS
   return {
     job: job.id,
@@ -156,8 +160,9 @@ export function ownerCapacity (workload: Workload): FleetCapacity {
 /** Each node's line: offered and owner GPU-hours inside the horizon, and what the jobs run on it sold. */
 export function nodeOutcomes (workload: Workload, jobs: readonly JobOutcome[]): NodeOutcome[] {
   const owner = new Map<string, number>()
+  const endMs = runEndMs(workload)
   for (const w of workload.ownerWork) {
-    const ms = Math.max(0, Math.min(w.end, workload.horizonMs) - Math.max(w.start, 0))
+    const ms = Math.max(0, Math.min(w.end, endMs) - Math.max(w.start, 0))
     owner.set(w.node, (owner.get(w.node) ?? 0) + w.gpus * ms / HOUR_MS)
   }
   const sold = new Map<string, { hours: number, revenue: number }>()
@@ -173,7 +178,7 @@ export function nodeOutcomes (workload: Workload, jobs: readonly JobOutcome[]): 
     const s = sold.get(n.id)
     return {
       node: n.id,
-      offeredGpuHours: Math.max(0, n.gpus * workload.horizonMs / HOUR_MS - ownerGpuHours),
+      offeredGpuHours: Math.max(0, n.gpus * endMs / HOUR_MS - ownerGpuHours),
       soldGpuHours: s?.hours ?? 0,
       ownerGpuHours,
       revenue: s?.revenue ?? 0

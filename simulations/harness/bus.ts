@@ -5,7 +5,8 @@
  *
  * - Gossip (`publish`): every subscriber of any of the message's topics but the sender gets it once
  *   (a message on two topics is delivered once, as gossipsub's seen-cache does), after
- *   `gossipHops × latency`, unless the model loses that delivery.
+ *   `gossipHops × latency` (or the model's own `gossipDelayMs`, e.g. the gossipsub mesh), unless the
+ *   model loses that delivery.
  * - Streams (`open`): an ordered, reliable channel between two nodes, like an exec stream. The
  *   listener's end appears one latency after the open; each side's messages arrive in the order
  *   sent. `close()` ends it for both sides after what was already sent (the other side sees
@@ -168,8 +169,13 @@ export class Bus {
         this.traffic?.lost(from, target.to, message)
         continue
       }
-      // grouped by the delay (a small integer key; the instant is now + delay either way)
-      const delay = hops * this.model.latencyMs(sender.place, target.member.place)
+      // grouped by the delay (a small integer key; the instant is now + delay either way); a gossip
+      // model (NetworkModel.gossipDelayMs) gives each subscriber its own mesh path's delay
+      const delay = this.model.gossipDelayMs?.(sender.place, target.member.place, topics, message) ?? hops * this.model.latencyMs(sender.place, target.member.place)
+      if (delay === Infinity) {
+        this.traffic?.lost(from, target.to, message)
+        continue
+      }
       const group = due.get(delay)
       if (group === undefined) due.set(delay, [target])
       else group.push(target)

@@ -26,6 +26,15 @@ export interface NetworkModel {
    * (the shells add the round trip). world.ts `transferMs` uses it; absent: the world's one bandwidth.
    */
   blobMs?: (from: string, to: string, bytes: number) => number
+  /** The one-way delay without jitter (its mean), ms: what an overlay model precomputes paths with. Optional. */
+  meanLatencyMs?: (from: Place, to: Place) => number
+  /**
+   * A gossip model's delay from the publisher `from` to the subscriber `to` for `message` on `topics`, ms
+   * (Infinity: the copy never reaches it). Optional: when absent the bus uses `gossipHops × latencyMs`.
+   * The bus calls it once per subscriber of a publish, in subscriber order, with the same `message` object
+   * for one publish (overlay/mesh-gossip.ts: the gossipsub mesh model).
+   */
+  gossipDelayMs?: (from: Place, to: Place, topics: readonly string[], message: { kind: string, bytes: number }) => number
 }
 
 /** Where a node sits: its region, and its country (ISO 3166 alpha-2) where the scenario knows it. */
@@ -63,11 +72,11 @@ export function regionNetwork (prng: Prng, latency: Partial<RegionLatency> = {},
     if (a === undefined) areas.set(region, a = area(region))
     return a
   }
+  const baseOf = (from: Place, to: Place): number => from.region === to.region ? l.sameRegion : areaOf(from.region) === areaOf(to.region) ? l.sameArea : l.elsewhere
   return {
-    latencyMs: (from, to) => {
-      const base = from.region === to.region ? l.sameRegion : areaOf(from.region) === areaOf(to.region) ? l.sameArea : l.elsewhere
-      return Math.max(1, Math.round(base * (1 + l.jitter * jitter.next())))
-    },
+    latencyMs: (from, to) => Math.max(1, Math.round(baseOf(from, to) * (1 + l.jitter * jitter.next()))),
+    // the jitter factor is uniform on [1, 1 + jitter): its mean is 1 + jitter / 2
+    meanLatencyMs: (from, to) => baseOf(from, to) * (1 + l.jitter / 2),
     gossipHops: gossip.hops ?? 2,
     gossipLoss: gossip.loss ?? 0
   }
@@ -75,5 +84,5 @@ export function regionNetwork (prng: Prng, latency: Partial<RegionLatency> = {},
 
 /** Every message takes exactly `ms` (no jitter, no loss): for tests that count milliseconds. */
 export function fixedNetwork (ms: number, gossip: { hops?: number, loss?: number } = {}): NetworkModel {
-  return { latencyMs: () => ms, gossipHops: gossip.hops ?? 1, gossipLoss: gossip.loss ?? 0 }
+  return { latencyMs: () => ms, meanLatencyMs: () => ms, gossipHops: gossip.hops ?? 1, gossipLoss: gossip.loss ?? 0 }
 }

@@ -9,13 +9,17 @@
 import type { MarketParamsInit } from '../../protocol/market/params.js'
 import type { OwnerHold } from '../../protocol/market/provider-agent-types.js'
 import { HOUR_MS } from '../../protocol/limits.js'
+import { jobTopics, providerTopics } from '../../protocol/discovery.js'
 import { Harness, DEFAULT_START } from '../harness/harness.js'
+import { peerIdOf } from '../harness/ids.js'
 import type { LedgerMismatch } from '../harness/recorder.js'
-import type { NetworkModel } from '../harness/network.js'
+import { regionNetwork, type NetworkModel, type Place } from '../harness/network.js'
+import { MeshGossip, type MeshGossipOptions, type WireCounts } from '../overlay/mesh-gossip.js'
+import { discoveryCost, type DiscoveryStats } from './discovery.js'
 import type { Prng, Seed } from '../harness/prng.js'
 import type { ProviderBehaviour, ProviderNode } from '../harness/provider-node.js'
 import type { RequesterNode } from '../harness/requester-node.js'
-import type { FleetNode, JobOutcome, JobStatus, NodeOutcome, SimJob, StrategyRun, Workload } from '../model.js'
+import { runEndMs, type FleetNode, type JobOutcome, type JobStatus, type NodeOutcome, type SimJob, type StrategyRun, type Workload } from '../model.js'
 import type { ChurnSchedule } from '../network/churn.js'
 import { applyChurn } from './churn.js'
 import { DEFAULT_START_DELAY_SEC, jobSpecOf } from './job-spec.js'
@@ -54,6 +58,14 @@ export interface MarketRunOptions {
   churn?: ChurnSchedule
   /** The run's strategy name (default `gpumesh`), e.g. `gpumesh-no-churn` beside a churned run. */
   strategy?: string
+  /**
+   * Gossip through the gossipsub mesh model (overlay/mesh-gossip.ts: one mesh per topic over its
+   * subscribers, each delivery after its mesh path's delays, every wire copy counted) instead of the bus's
+   * `gossipHops × latency`. Default off (the harness's plain delivery); every scenario turns it on.
+   */
+  mesh?: boolean | Omit<MeshGossipOptions, 'subscribers' | 'seed'>
+  /** Measure each job's `providers` lookup on the Kademlia model (market/discovery.ts). Default off. */
+  discovery?: boolean
   /** Called every `progressEvery` submitted jobs with (submitted, total). */
   onProgress?: (done: number, total: number) => void
   progressEvery?: number
@@ -69,23 +81,50 @@ export interface MarketRunStats {
   bidsPerJob: number
   /** Awards whose two ledgers disagree once both ended (should be 0). */
   ledgerMismatches: number
-  /** Awards still running on either side when the horizon cut the run (not a disagreement). */
+  /** Awards still running on either side when the run ended (horizon + drain; not a disagreement). */
   openAtHorizon: number
   /** Scheduler events run. */
   events: number
+  /** When the run's clock stopped, ms from t = 0: the horizon plus the workload's drain. */
+  endedAtMs: number
+  /** With `mesh`: what went on the wire (gossip copies from the mesh model, stream messages as sent). */
+  wire?: WireStats
+  /** With `discovery`: the renters' `providers` lookups, apart from the award path. */
+  discovery?: DiscoveryStats
+}
+
+export interface WireStats {
+  /** Messages on the wire: every gossip copy (duplicates and IHAVE/IWANT/IDONTWANT not included) plus stream messages. */
+  messages: number
+  /** Their bytes, with the gossip control RPCs. */
+  bytes: number
+  /** The mesh model's counts. */
+  gossip: WireCounts
 }
 
 /** The run's outcomes, traffic, its harness (the record), and the epoch of its t = 0. */
 export interface MarketRun { run: StrategyRun, stats: MarketRunStats, harness: Harness, start: number }
 
-/** Run the gpumesh market on `workload` until its horizon. */
+/** Run the gpumesh market on `workload`: arrivals until its horizon, then its drain (model.ts `runEndMs`). */
 export function runMarket (workload: Workload, options: MarketRunOptions): MarketRun {
   const start = options.start ?? DEFAULT_START
+  const seed = options.seed ?? 1
+  const placeOfNode = (n: FleetNode): Place => ({ node: peerIdOf(n.id), region: n.region })
+  const renterKey = (job: SimJob): string => job.region ?? 'global'
+  const placeOfRenter = (job: SimJob): Place => ({ node: peerIdOf(`renter-${renterKey(job)}`), region: job.region ?? workload.fleet[0]?.region ?? 'global' })
+  const baseNetwork = options.network ?? ((prng: Prng) => regionNetwork(prng))
+  let mesh: MeshGossip | undefined
+  let network: NetworkModel | undefined
   const h = new Harness({
-    seed: options.seed ?? 1,
+    seed,
     start,
     params: { ...SIM_MARKET_PARAMS, ...options.params },
-    ...(options.network !== undefined ? { network: options.network } : {}),
+    network: (prng) => {
+      network = baseNetwork(prng)
+      if (options.mesh === undefined || options.mesh === false) return network
+      mesh = new MeshGossip(network, { ...(options.mesh === true ? {} : options.mesh), seed, subscribers: subscribersOf(workload, placeOfNode, placeOfRenter) })
+      return mesh.network()
+    },
     trace: false,
     perJob: true
   })
@@ -110,7 +149,7 @@ export function runMarket (workload: Workload, options: MarketRunOptions): Marke
     })
     providers.set(node.id, p)
     const mine = (holds.get(node.id) ?? []).map((x): OwnerHold => ({ ...x, from: start + x.from, until: start + x.until }))
-    if (mine.length > 0) feedHolds(h, p, mine, start, start + workload.horizonMs, Math.max(HOUR_MS, Math.floor(lookahead / 2)), lookahead)
+    if (mine.length > 0) feedHolds(h, p, mine, start, start + runEndMs(workload), Math.max(HOUR_MS, Math.floor(lookahead / 2)), lookahead)
   }
 
   if (options.churn !== undefined) applyChurn(h, providers, options.churn, start)
@@ -139,15 +178,24 @@ export function runMarket (workload: Workload, options: MarketRunOptions): Marke
       if (options.onProgress !== undefined && submitted % every === 0) options.onProgress(submitted, workload.jobs.length)
     })
   }
+  // the drain: no job is submitted at or after the horizon, but the clock runs on to horizon + drainMs so
+  // work awarded before it can end (model.ts runEndMs; the baselines cut placed work at the same instant)
   let events = 0
-  const end = start + workload.horizonMs
+  const end = start + runEndMs(workload)
   for (let next = h.scheduler.next(); next !== undefined && next <= end; next = h.scheduler.next()) {
     h.scheduler.step()
     events++
   }
   options.onProgress?.(submitted, workload.jobs.length)
   const run = { ...outcomes(h, workload, ids, start, options.listPriceOf ?? options.capOf), strategy: options.strategy ?? 'gpumesh' }
-  return { run, stats: stats(h, ids.size, events), harness: h, start }
+  const s = stats(h, ids.size, events, runEndMs(workload))
+  if (mesh !== undefined) s.wire = wireStats(s, mesh.wire)
+  if (options.discovery === true) {
+    const model = network as NetworkModel
+    const mean = model.meanLatencyMs ?? model.latencyMs
+    s.discovery = discoveryCost({ fleet: workload.fleet, jobs: workload.jobs.filter((j) => j.submitAt < workload.horizonMs), placeOfNode, placeOfRenter, delay: mean, seed })
+  }
+  return { run, stats: s, harness: h, start }
 }
 
 /** The node's adversarial behaviour from `noShows` and `behaviours` (none: honest). */
@@ -156,6 +204,54 @@ function behaviourOf (id: string, options: MarketRunOptions): { behaviour?: Prov
   const noShow = options.noShows?.has(id) === true
   if (given === undefined && !noShow) return {}
   return { behaviour: { ...given, ...(noShow ? { noShow: true } : {}) } }
+}
+
+/**
+ * A drain long enough for the work submitted before the horizon to end: the latest (submit + the tier's
+ * start delay + the job's runtime) past the horizon, plus two leases (a re-award after a provider's lease
+ * ran out) and the bid window, rounded up to a minute. It is bounded by the longest job: nothing placed
+ * runs longer than that, so the clock never runs on for work that cannot exist.
+ */
+export function drainMsFor (workload: Pick<Workload, 'jobs' | 'horizonMs'>, options: { startDelaySec?: Partial<Record<SimJob['tier'], number>>, params?: MarketParamsInit, bidWindowMs?: number } = {}): number {
+  const delays = { ...DEFAULT_START_DELAY_SEC, ...options.startDelaySec }
+  const lease = options.params?.leaseMs ?? SIM_MARKET_PARAMS.leaseMs ?? 600_000
+  let latest = 0
+  for (const j of workload.jobs) {
+    if (j.submitAt >= workload.horizonMs) continue
+    latest = Math.max(latest, j.submitAt + delays[j.tier] * 1000 + j.durationMs)
+  }
+  const past = latest - workload.horizonMs
+  if (past <= 0) return 0
+  return Math.ceil((past + 2 * lease + (options.bidWindowMs ?? 2_000)) / 60_000) * 60_000
+}
+
+/** Who subscribes to a topic in this run: providers by their region's topics, renters by theirs and their jobs'. */
+function subscribersOf (workload: Workload, placeOfNode: (n: FleetNode) => Place, placeOfRenter: (j: SimJob) => Place): (topic: string) => Place[] {
+  const byTopic = new Map<string, Map<string, Place>>()
+  const add = (topic: string, place: Place): void => {
+    let m = byTopic.get(topic)
+    if (m === undefined) byTopic.set(topic, m = new Map())
+    if (!m.has(place.node)) m.set(place.node, place)
+  }
+  for (const n of workload.fleet) {
+    const place = placeOfNode(n)
+    for (const t of providerTopics(n.region)) add(t, place)
+  }
+  for (const j of workload.jobs) {
+    const place = placeOfRenter(j)
+    for (const t of providerTopics(place.region)) add(t, place)
+    for (const t of jobTopics({ regions: j.region === undefined ? [] : [j.region], residency: j.residency })) add(t, place)
+  }
+  return (topic) => [...(byTopic.get(topic)?.values() ?? [])]
+}
+
+/** Wire totals: the recorder's stream messages as sent, each gossip message replaced by its mesh copies. */
+function wireStats (s: MarketRunStats, gossip: WireCounts): WireStats {
+  return {
+    messages: s.messages - gossip.messages + gossip.copies,
+    bytes: s.bytes - gossip.appBytes + gossip.bytes,
+    gossip
+  }
 }
 
 /** Feed `p` the holds overlapping [t, t + lookahead) at t = from, from + every, … until `until`. */
@@ -189,12 +285,13 @@ function outcomes (h: Harness, workload: Workload, ids: Map<string, SimJob>, sta
   const preemptionsByJob = new Map<string, number>()
   for (const o of r.offers) if (o.status === 'preempted') preemptionsByJob.set(o.job, (preemptionsByJob.get(o.job) ?? 0) + 1)
   const ownerMs = new Map<string, number>()
-  for (const w of workload.ownerWork) ownerMs.set(w.node, (ownerMs.get(w.node) ?? 0) + w.gpus * Math.max(0, Math.min(w.end, workload.horizonMs) - Math.max(w.start, 0)))
+  const runEnd = runEndMs(workload)
+  for (const w of workload.ownerWork) ownerMs.set(w.node, (ownerMs.get(w.node) ?? 0) + w.gpus * Math.max(0, Math.min(w.end, runEnd) - Math.max(w.start, 0)))
   const sold = new Map<string, { hours: number, revenue: number }>()
   const jobs: JobOutcome[] = []
   const byId = new Map<string, string>()
   for (const [id, job] of ids) byId.set(job.id, id)
-  const horizon = start + workload.horizonMs
+  const horizon = start + runEndMs(workload)
   for (const job of workload.jobs) {
     const id = byId.get(job.id)
     const awards = id === undefined ? [] : awardsByJob.get(id) ?? []
@@ -251,7 +348,7 @@ function outcomes (h: Harness, workload: Workload, ids: Map<string, SimJob>, sta
   const nodes: NodeOutcome[] = workload.fleet.map((n) => {
     const owner = (ownerMs.get(n.id) ?? 0) / MS_PER_HOUR
     const s = sold.get(n.id) ?? { hours: 0, revenue: 0 }
-    return { node: n.id, offeredGpuHours: n.gpus * workload.horizonMs / MS_PER_HOUR - owner, soldGpuHours: s.hours, ownerGpuHours: owner, revenue: s.revenue }
+    return { node: n.id, offeredGpuHours: n.gpus * runEnd / MS_PER_HOUR - owner, soldGpuHours: s.hours, ownerGpuHours: owner, revenue: s.revenue }
   })
   return { strategy: 'gpumesh', jobs, nodes }
 }
@@ -266,7 +363,7 @@ function jobSpecDelay (h: Harness, id: string | undefined): number {
 /** A disagreement only because the award was still running on a side when the run stopped. */
 const open = (m: LedgerMismatch): boolean => m.requester?.state === 'open' || m.provider?.state === 'open'
 
-function stats (h: Harness, jobs: number, events: number): MarketRunStats {
+function stats (h: Harness, jobs: number, events: number, endedAtMs: number): MarketRunStats {
   const snap = h.recorder.snapshot()
   const mismatches = h.ledgerMismatches()
   let messages = 0
@@ -283,6 +380,7 @@ function stats (h: Harness, jobs: number, events: number): MarketRunStats {
     bidsPerJob: jobs === 0 ? 0 : (snap.sent.bid?.count ?? 0) / jobs,
     ledgerMismatches: mismatches.filter((m) => !open(m)).length,
     openAtHorizon: mismatches.filter(open).length,
-    events
+    events,
+    endedAtMs
   }
 }

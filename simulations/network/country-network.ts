@@ -135,6 +135,8 @@ export function countryNetwork (source: LatencyMatrix | RttTable, a: Prng | ((no
     countryOf: (node) => matrix.countries[indexOf(node)] as string,
     bandwidthOf,
     delayMs,
+    // the pair's mean (no draw: 'none' reads the matrix only)
+    meanLatencyMs: (from, to) => matrix.sampleByIndex(indexOf(from.node), indexOf(to.node), jitter, 'none'),
     latencyMs: (from, to) => Math.max(1, Math.round(delayMs(from, to))),
     transferMs: (from, to, bytes) => transferMs(bytes, delayMs(from, to), bandwidthOf(from.node), bandwidthOf(to.node)),
     blobMs: (from, to, bytes) => transferMs(bytes, 0, bandwidthOf(from), bandwidthOf(to)),

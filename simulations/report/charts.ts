@@ -129,13 +129,15 @@ export function waitCdfChart (runs: readonly StrategyRun[]): VegaLiteSpec {
 }
 
 export function messagesChart (points: readonly MessagesPoint[]): VegaLiteSpec {
-  const values = [...points].map((p) => ({ n: p.n, messagesPerJob: round(p.messagesPerJob, 3), series: p.series ?? 'messages' }))
+  // a log axis has no 0: a series' zero (nothing sent) is left out rather than drawn at an invented floor
+  const values = [...points].filter((p) => p.messagesPerJob > 0).map((p) => ({ n: p.n, messagesPerJob: round(p.messagesPerJob, 3), series: p.series ?? 'messages' }))
   return {
     ...base('Messages per job against the number of nodes', values),
     mark: { type: 'line', point: true },
     encoding: {
       x: { field: 'n', type: 'quantitative', title: 'nodes', scale: { type: 'log' } },
-      y: { field: 'messagesPerJob', type: 'quantitative', title: 'messages per job' },
+      // log: wire copies run to N × D per gossip message, thousands of times the DHT's few per lookup
+      y: { field: 'messagesPerJob', type: 'quantitative', title: 'messages per job (log)', scale: { type: 'log' } },
       color: { field: 'series', type: 'nominal', title: 'series' }
     }
   }

@@ -3,7 +3,7 @@
  * so every strategy is measured by the same code:
  *
  * - utilization of offered GPU-hours (sold / offered) and of the whole fleet ((owners' work + sold) /
- *   every GPU × the horizon); over time in buckets (default 1 h), where a job's GPU-hours are laid from
+ *   every GPU × the run: the horizon plus the workload's drain, model.ts runEndMs); over time in buckets (default 1 h), where a job's GPU-hours are laid from
  *   its (last) start on;
  * - renter cost per GPU-hour run (Σ paid / Σ GPU-hours) and against list price (Σ paid / Σ listCost);
  *   with `listPrice`, also the cost of the whole demand against list price: what ran at what it paid,
@@ -18,7 +18,7 @@
  */
 import { TIERS, type ListPrice } from '../baselines/fit.js'
 import { ListCatalogue } from '../baselines/outcome.js'
-import type { JobOutcome, StrategyRun, Tier, Workload } from '../model.js'
+import { runEndMs, type JobOutcome, type StrategyRun, type Tier, type Workload } from '../model.js'
 
 const HOUR_MS = 3_600_000
 
@@ -136,15 +136,16 @@ function tierMetrics (jobs: readonly JobOutcome[]): TierMetrics {
   }
 }
 
-/** Fleet utilization per bucket over [0, horizon); jobs on nodes outside the fleet (the cloud) do not count. */
+/** Fleet utilization per bucket over [0, runEndMs) (the horizon and the drain); jobs on nodes outside the fleet (the cloud) do not count. */
 export function utilizationOverTime (workload: Workload, run: StrategyRun, bucketMs = HOUR_MS): UtilizationPoint[] {
   if (!(bucketMs > 0)) throw new RangeError(`bucket must be > 0 ms, got ${bucketMs}`)
-  const buckets = Math.ceil(workload.horizonMs / bucketMs)
+  const endMs = runEndMs(workload)
+  const buckets = Math.ceil(endMs / bucketMs)
   const owner = new Float64Array(buckets)
   const sold = new Float64Array(buckets)
   const lay = (into: Float64Array, start: number, end: number, gpus: number): void => {
     const from = Math.max(0, start)
-    const to = Math.min(end, workload.horizonMs)
+    const to = Math.min(end, endMs)
     for (let b = Math.floor(from / bucketMs); b < buckets && b * bucketMs < to; b++) {
       const overlap = Math.min(to, (b + 1) * bucketMs) - Math.max(from, b * bucketMs)
       if (overlap > 0) into[b] = (into[b] as number) + gpus * overlap
@@ -159,7 +160,7 @@ export function utilizationOverTime (workload: Workload, run: StrategyRun, bucke
   }
   const points: UtilizationPoint[] = []
   for (let b = 0; b < buckets; b++) {
-    const span = Math.min(workload.horizonMs, (b + 1) * bucketMs) - b * bucketMs
+    const span = Math.min(endMs, (b + 1) * bucketMs) - b * bucketMs
     const capacity = gpus * span
     const o = owner[b] as number
     const s = sold[b] as number
@@ -191,7 +192,7 @@ export function strategyMetrics (workload: Workload, run: StrategyRun, options: 
   const offered = sum(run.nodes, (n) => n.offeredGpuHours)
   const sold = sum(run.nodes, (n) => n.soldGpuHours)
   const owner = sum(run.nodes, (n) => n.ownerGpuHours)
-  const fleetGpuHours = sum(workload.fleet, (n) => n.gpus) * workload.horizonMs / HOUR_MS
+  const fleetGpuHours = sum(workload.fleet, (n) => n.gpus) * runEndMs(workload) / HOUR_MS
   const revenue = sum(run.nodes, (n) => n.revenue)
   const withBids = jobs.filter((j) => j.bids !== undefined)
   const awards: number[] = []

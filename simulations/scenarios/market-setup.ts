@@ -16,7 +16,7 @@ import { DEFAULT_START } from '../harness/harness.js'
 import { peerIdOf } from '../harness/ids.js'
 import { regionNetwork, type NetworkModel } from '../harness/network.js'
 import type { FleetBaselineOptions } from '../baselines/options.js'
-import { runMarket, type MarketRun } from '../market/run-market.js'
+import { drainMsFor, runMarket, type MarketRun } from '../market/run-market.js'
 import type { SimJob, Workload } from '../model.js'
 import type { ChurnSchedule } from '../network/churn.js'
 import { countryNetwork } from '../network/country-network.js'
@@ -50,7 +50,10 @@ export function marketWorkload (data: ScenarioData, options: ScenarioOptions, de
   if (count !== jobs.length) jobs = resampleJobs(new Prng(options.seed).fork('market:jobs'), jobs, count)
   const horizonMs = Math.max(built.workload.horizonMs, ...jobs.map((j) => j.submitAt + 1))
   const name = `${data.trace === undefined ? 'alibaba-2023 openb, days 112–149 at 150× arrivals' : data.trace.source}, ${built.workload.fleet.length} nodes, ${jobs.length} jobs`
-  return buildWorkload({ name, fleet: built.workload.fleet, ownerWork: built.workload.ownerWork, jobs, horizonMs, dropped: built.summary.dropped, censored: built.summary.censored })
+  const out = buildWorkload({ name, fleet: built.workload.fleet, ownerWork: built.workload.ownerWork, jobs, horizonMs, dropped: built.summary.dropped, censored: built.summary.censored })
+  // the drain: the clock runs on after the last arrival until the work placed has ended, in every strategy
+  out.workload.drainMs = drainMsFor(out.workload)
+  return out
 }
 
 /**
@@ -133,6 +136,12 @@ export interface GpumeshRunOptions {
   churn?: ChurnSchedule
   /** Region partitions, times in ms since the run's start. */
   partitions?: readonly RegionPartition[]
+  /**
+   * Gossip through the gossipsub mesh model and measure each job's `providers` lookup on the Kademlia
+   * model (run-market.ts `mesh`, `discovery`). Default off: the fault scenarios' numbers were measured on
+   * the bus's plain delivery (`gossipHops × latency`); `market`, `scale` and `flash-crowd` turn it on.
+   */
+  overlay?: boolean
 }
 
 /** One run of the gpumesh market on the setup's workload, with the faults given. */
@@ -147,6 +156,7 @@ export function runGpumesh (setup: MarketSetup, options: ScenarioOptions, run: G
     floorOf: setup.prices.floorOf,
     capOf: setup.capOf,
     strategy: run.strategy ?? run.phase,
+    ...(run.overlay === true ? { mesh: true, discovery: true } : {}),
     ...(run.churn !== undefined ? { churn: run.churn } : {}),
     ...(options.onProgress !== undefined ? { onProgress: (done: number, total: number) => options.onProgress?.(run.phase, done, total), progressEvery: 50 } : {})
   })

@@ -7,6 +7,8 @@
 import { central, lowestPrice, oldWay, randomAssignment } from '../baselines/index.js'
 import { MARKET_ASSUMPTIONS, MARKET_DEFAULTS, prepareMarket, runGpumesh } from './market-setup.js'
 import type { Scenario, ScenarioData, ScenarioOptions, ScenarioResult } from './scenario.js'
+import { strategyMetrics } from '../report/metrics.js'
+import { OVERLAY_ASSUMPTIONS, TRAFFIC_NOTE, trafficRow, trafficTable } from './traffic.js'
 
 export { MARKET_DEFAULTS, MARKET_TIME_SCALE, MARKET_WINDOW, marketWorkload, measuredNetwork } from './market-setup.js'
 
@@ -17,10 +19,11 @@ export const market: Scenario = {
   run (data: ScenarioData, options: ScenarioOptions): ScenarioResult {
     const setup = prepareMarket(data, options)
     const { workload, baseline } = setup
-    const gpumesh = runGpumesh(setup, options, { phase: 'gpumesh' })
+    const gpumesh = runGpumesh(setup, options, { phase: 'gpumesh', overlay: true })
     options.onProgress?.('baselines', 0, 4)
     const runs = [gpumesh.run, oldWay(workload, baseline), central(workload, baseline), lowestPrice(workload, baseline), randomAssignment(workload, { ...baseline, seed: options.seed })]
     options.onProgress?.('baselines', 4, 4)
+    const traffic = trafficRow(workload.fleet.length, workload.jobs.length, gpumesh.stats, strategyMetrics(workload, gpumesh.run).timeToAward)
     return {
       scenario: 'market',
       seed: options.seed,
@@ -31,7 +34,13 @@ export const market: Scenario = {
       runs,
       market: gpumesh.stats,
       listPrice: setup.prices.listPrice,
-      assumptions: [...MARKET_ASSUMPTIONS]
+      details: { traffic },
+      markdown: `## Traffic (gpumesh)\n\n${trafficTable([traffic])}\n${TRAFFIC_NOTE}\n`,
+      assumptions: [
+        ...MARKET_ASSUMPTIONS,
+        ...OVERLAY_ASSUMPTIONS,
+        `Drain: after the last arrival the clock runs ${(workload.drainMs ?? 0) / 3_600_000 > 0 ? `${((workload.drainMs ?? 0) / 3_600_000).toFixed(1)} h more` : 'no longer'} (the longest job past the horizon, two leases and the bid window) so placed work can end, in every strategy; utilization is over the horizon and the drain.`
+      ]
     }
   }
 }

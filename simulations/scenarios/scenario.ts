@@ -10,6 +10,7 @@ import type { MarketRunStats } from '../market/run-market.js'
 import type { ListPrice } from '../baselines/fit.js'
 import type { FaultSpec } from '../report/faults.js'
 import type { ReportSection } from '../report/report.js'
+import type { MessagesPoint } from '../report/charts.js'
 
 /** The data a scenario may read, as text (simulations/data/ by default; `--trace` replaces the jobs). */
 export interface ScenarioData {
@@ -53,6 +54,12 @@ export interface ScenarioResult {
   faults?: FaultSpec[]
   /** Sections only this scenario has (report.ts ReportSection), after the faults. */
   sections?: ReportSection[]
+  /** The scenario's own results, JSON-ready and rounded (report.json's `scenario`): e.g. scale's rows per N. */
+  details?: Record<string, unknown>
+  /** The scenario's own section of report.md (markdown, after the claims). */
+  markdown?: string
+  /** Messages per job against the number of nodes (the messages-per-job chart), when the scenario measured it. */
+  messagesVsN?: MessagesPoint[]
 }
 
 export interface Scenario {

@@ -1,7 +1,8 @@
 /**
  * `gpumesh sim` through the CLI (a separate process, as a researcher runs it): a small `market` run
- * writes every report file, tiny `churn` and `partition` runs write their faults section, its PNG charts open (a valid PNG header and size), the same seed gives
- * byte-identical report.json and another seed a different one, and bad input is a clear usage error.
+ * writes every report file, its PNG charts open (a valid PNG header and size), the same seed gives
+ * byte-identical report.json and another seed a different one, and bad input is a clear usage error;
+ * one tiny case each for `churn`, `partition`, `no-shows`, `spam`, `scale` and `flash-crowd`.
  */
 import assert from 'node:assert/strict'
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
@@ -91,6 +92,30 @@ describe('gpumesh sim (separate processes)', function () {
       assert.ok(charts.filter((f) => f.endsWith('.png')).length >= 4, charts.join(', '))
     })
   }
+
+  it('scale: a tiny ladder writes the scale table, its rows under `scenario` in report.json and the messages-per-job chart', async () => {
+    const r = await runCli(['sim', '--scenario', 'scale', '--nodes', '110', '--jobs', '6', '--out', join(root, 'scale')], { timeoutMs: 200_000 })
+    assert.equal(r.code, 0, r.stderr)
+    const report = JSON.parse(await readFile(join(root, 'scale', 'report.json'), 'utf8')) as { run: { scenario: string }, scenario: { sizes: Array<{ nodes: number, wireMessagesPerJob: number, messagesPerJob: number }> } }
+    assert.equal(report.run.scenario, 'scale')
+    assert.deepEqual(report.scenario.sizes.map((s) => s.nodes), [100, 110])
+    assert.ok(report.scenario.sizes.every((s) => s.wireMessagesPerJob > s.messagesPerJob))
+    assert.match(await readFile(join(root, 'scale', 'report.md'), 'utf8'), /## Scale \(gpumesh, 6 jobs at each size\)/)
+    const charts = await readdir(join(root, 'scale', 'charts'))
+    assert.ok(charts.includes('messages-per-job.png'), charts.join(', '))
+    pngSize(await readFile(join(root, 'scale', 'charts', 'messages-per-job.png')))
+  })
+
+  it('flash-crowd: a tiny run compares gpumesh and central during and outside the burst', async () => {
+    const r = await runCli(['sim', '--scenario', 'flash-crowd', '--nodes', '30', '--jobs', '12', '--out', join(root, 'flash'), '--json'], { timeoutMs: 200_000 })
+    assert.equal(r.code, 0, r.stderr)
+    const summary = JSON.parse(r.stdout) as { strategies: Array<{ strategy: string }> }
+    assert.deepEqual(summary.strategies.map((s) => s.strategy), ['gpumesh', 'central'])
+    const report = JSON.parse(await readFile(join(root, 'flash', 'report.json'), 'utf8')) as { scenario: { burst: { jobs: number }, byWindow: Record<string, { during: { all: { jobs: number } } }> } }
+    assert.ok(report.scenario.burst.jobs > 0)
+    assert.ok(report.scenario.byWindow.central !== undefined && report.scenario.byWindow.gpumesh !== undefined)
+    assert.match(await readFile(join(root, 'flash', 'report.md'), 'utf8'), /\| gpumesh \| during the burst \|/)
+  })
 
   it('refuses an unknown scenario, a bad size and a missing or malformed trace with one clear line', async () => {
     const unknown = await runCli(['sim', '--scenario', 'nope'])
