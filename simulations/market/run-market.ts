@@ -56,7 +56,7 @@ export interface MarketRunOptions {
   damping?: boolean
   /** Providers leave and rejoin on this schedule (market/churn.ts: crash and restart). */
   churn?: ChurnSchedule
-  /** The run's strategy name (default `gpumesh`), e.g. `gpumesh-no-churn` beside a churned run. */
+  /** The run's strategy name (default `gpumesh`), e.g. `gpumesh+churn` for a churned run beside the calm `gpumesh`. */
   strategy?: string
   /**
    * Gossip through the gossipsub mesh model (overlay/mesh-gossip.ts: one mesh per topic over its

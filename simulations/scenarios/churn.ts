@@ -6,8 +6,8 @@
  * a crash (ProviderNode.crash: streams reset, running work lost), a join a restart (a fresh agent, as a
  * restarted daemon: harness README).
  *
- * Compared on the same workload: gpumesh under churn (`gpumesh`), gpumesh without it
- * (`gpumesh-no-churn`), the central matcher told the churn schedule in advance (`central`: an oracle
+ * Compared on the same workload: gpumesh under churn (`gpumesh+churn`), gpumesh without it
+ * (`gpumesh`), the central matcher told the churn schedule in advance (`central`: an oracle
  * that never places a job across a node's downtime, so none of its jobs fail — the bound; downtime.ts),
  * and the old way (the cloud does not churn). The report's faults section gives honest completion with
  * and without churn, re-auctions, GPU-hours lost to interrupted attempts and waits by tier, by phase
@@ -18,7 +18,7 @@ import { Prng } from '../harness/prng.js'
 import { availability, churnSchedule, DEFAULT_CHURN, withBurst, type ChurnSchedule } from '../network/churn.js'
 import type { FaultSpec } from '../report/faults.js'
 import { withDowntime, withNodeOutcomes } from './downtime.js'
-import { MARKET_ASSUMPTIONS, intoSubmissions, prepareMarket, runGpumesh } from './market-setup.js'
+import { MARKET_ASSUMPTIONS, intoSubmissions, prepareMarket, runGpumesh, marketResult } from './market-setup.js'
 import type { Scenario, ScenarioData, ScenarioOptions, ScenarioResult } from './scenario.js'
 
 export const CHURN_DEFAULTS = Object.freeze({ nodes: 250, jobs: 150 })
@@ -64,19 +64,19 @@ export const churn: Scenario = {
     const { workload, baseline } = setup
     const burstAt = intoSubmissions(workload, CHURN_BURST.atShare)
     const schedule = churnOf(workload.fleet.map((n) => n.id), workload.horizonMs, burstAt, options.seed)
-    const churned = runGpumesh(setup, options, { phase: 'gpumesh', churn: schedule })
-    const calm = runGpumesh(setup, options, { phase: 'gpumesh-no-churn' })
+    const churned = runGpumesh(setup, options, { phase: 'gpumesh+churn', churn: schedule })
+    const calm = runGpumesh(setup, options, { phase: 'gpumesh' })
     options.onProgress?.('baselines', 0, 2)
     const oracle = withNodeOutcomes(central(withDowntime(workload, schedule), baseline), workload)
-    const runs = [churned.run, calm.run, oracle, oldWay(workload, baseline)]
+    const runs = [calm.run, churned.run, oracle, oldWay(workload, baseline)]
     options.onProgress?.('baselines', 2, 2)
     const burstEnd = Math.min(workload.horizonMs, burstAt + CHURN_BURST.downtimeMs)
     const churny = schedule.nodes.filter((n) => n.churny).length
     const fault: FaultSpec = {
       name: 'churn',
       fault: `${churny} of ${workload.fleet.length} nodes churny (Weibull sessions k 0.59, λ 41.9 min; downtimes k 0.59, λ 60 min), the rest stable; at ${hours(burstAt)} h ${Math.round(CHURN_BURST.fraction * 100)} % of the nodes online leave for ${hours(CHURN_BURST.downtimeMs)} h. The fleet is online ${(availability(schedule) * 100).toFixed(1)} % of its node-time. A leave is a crash, a join a daemon restart; central knows the schedule in advance.`,
-      strategy: 'gpumesh',
-      without: 'gpumesh-no-churn',
+      strategy: 'gpumesh+churn',
+      without: 'gpumesh',
       bound: 'central',
       phases: [
         { name: 'before the burst', fromMs: 0, untilMs: burstAt },
@@ -86,15 +86,7 @@ export const churn: Scenario = {
       expect: [{ id: 'churn-completion', claim: 'honest jobs complete under churn', minCompletion: CHURN_MIN_RELATIVE_COMPLETION, relative: true }]
     }
     return {
-      scenario: 'churn',
-      seed: options.seed,
-      nodes: workload.fleet.length,
-      jobs: workload.jobs.length,
-      workload,
-      summary: setup.summary,
-      runs,
-      market: churned.stats,
-      listPrice: setup.prices.listPrice,
+      ...marketResult('churn', setup, options, runs, churned.stats),
       faults: [fault],
       assumptions: [
         ...MARKET_ASSUMPTIONS,

@@ -16,8 +16,8 @@ import { DEFAULT_START } from '../harness/harness.js'
 import { peerIdOf } from '../harness/ids.js'
 import { regionNetwork, type NetworkModel } from '../harness/network.js'
 import type { FleetBaselineOptions } from '../baselines/options.js'
-import { drainMsFor, runMarket, type MarketRun } from '../market/run-market.js'
-import type { SimJob, Workload } from '../model.js'
+import { drainMsFor, runMarket, type MarketRun, type MarketRunStats } from '../market/run-market.js'
+import type { SimJob, StrategyRun, Workload } from '../model.js'
 import type { ChurnSchedule } from '../network/churn.js'
 import { countryNetwork } from '../network/country-network.js'
 import { partitionedNetwork, type RegionPartition } from '../network/partition.js'
@@ -27,7 +27,7 @@ import { parseJobCsv } from '../workloads/generic-csv.js'
 import { resampleJobs } from '../workloads/synthetic.js'
 import { buildWorkload, type LoadSummary } from '../workloads/workload.js'
 import { scenarioPrices, type ScenarioPrices } from './pricing.js'
-import type { ScenarioData, ScenarioOptions } from './scenario.js'
+import type { ScenarioData, ScenarioOptions, ScenarioResult } from './scenario.js'
 
 /** The trace's busy window, trace seconds, and how much closer its arrivals come. */
 export const MARKET_WINDOW = Object.freeze({ startS: 112 * DAY_SEC, endS: 149.3 * DAY_SEC })
@@ -160,6 +160,12 @@ export function runGpumesh (setup: MarketSetup, options: ScenarioOptions, run: G
     ...(run.churn !== undefined ? { churn: run.churn } : {}),
     ...(options.onProgress !== undefined ? { onProgress: (done: number, total: number) => options.onProgress?.(run.phase, done, total), progressEvery: 50 } : {})
   })
+}
+
+/** What a market-workload scenario's result starts with: its name, seed, size, workload, runs, the gpumesh run's traffic and the list prices. */
+export function marketResult (scenario: string, setup: MarketSetup, options: ScenarioOptions, runs: StrategyRun[], market: MarketRunStats): Omit<ScenarioResult, 'assumptions'> {
+  const { workload } = setup
+  return { scenario, seed: options.seed, nodes: workload.fleet.length, jobs: workload.jobs.length, workload, summary: setup.summary, runs, market, listPrice: setup.prices.listPrice }
 }
 
 /** The market workload's assumptions, one sentence each, for every scenario on it. */

@@ -5,7 +5,7 @@
  * lowest-price-only and random assignment. The workload, network and prices: market-setup.ts.
  */
 import { central, lowestPrice, oldWay, randomAssignment } from '../baselines/index.js'
-import { MARKET_ASSUMPTIONS, MARKET_DEFAULTS, prepareMarket, runGpumesh } from './market-setup.js'
+import { MARKET_ASSUMPTIONS, MARKET_DEFAULTS, prepareMarket, runGpumesh, marketResult } from './market-setup.js'
 import type { Scenario, ScenarioData, ScenarioOptions, ScenarioResult } from './scenario.js'
 import { strategyMetrics } from '../report/metrics.js'
 import { OVERLAY_ASSUMPTIONS, TRAFFIC_NOTE, trafficRow, trafficTable } from './traffic.js'
@@ -25,15 +25,7 @@ export const market: Scenario = {
     options.onProgress?.('baselines', 4, 4)
     const traffic = trafficRow(workload.fleet.length, workload.jobs.length, gpumesh.stats, strategyMetrics(workload, gpumesh.run).timeToAward)
     return {
-      scenario: 'market',
-      seed: options.seed,
-      nodes: workload.fleet.length,
-      jobs: workload.jobs.length,
-      workload,
-      summary: setup.summary,
-      runs,
-      market: gpumesh.stats,
-      listPrice: setup.prices.listPrice,
+      ...marketResult('market', setup, options, runs, gpumesh.stats),
       details: { traffic },
       markdown: `## Traffic (gpumesh)\n\n${trafficTable([traffic])}\n${TRAFFIC_NOTE}\n`,
       assumptions: [

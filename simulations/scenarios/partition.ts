@@ -5,8 +5,8 @@
  * exec streams reset: network/partition.ts, the harness's drop hook). Jobs running across the cut lose
  * their stream, are reported and re-auctioned; jobs submitted during it see only their own side's bids.
  *
- * Compared on the same workload: gpumesh under the partition (`gpumesh`), gpumesh without it
- * (`gpumesh-no-partition`), the central matcher (a planner that needs no network, so the partition does
+ * Compared on the same workload: gpumesh under the partition (`gpumesh+partition`), gpumesh without it
+ * (`gpumesh`), the central matcher (a planner that needs no network, so the partition does
  * not touch it: the bound) and the old way. The faults section gives completion before, during and
  * after the window; the claim is that the market recovers: jobs submitted after the window complete as
  * they do without it.
@@ -15,7 +15,7 @@ import { central, oldWay } from '../baselines/index.js'
 import { regionArea } from '../network/geo.js'
 import type { RegionPartition } from '../network/partition.js'
 import type { FaultSpec } from '../report/faults.js'
-import { MARKET_ASSUMPTIONS, intoSubmissions, prepareMarket, runGpumesh, submissionSpan } from './market-setup.js'
+import { MARKET_ASSUMPTIONS, intoSubmissions, prepareMarket, runGpumesh, submissionSpan, marketResult } from './market-setup.js'
 import type { Scenario, ScenarioData, ScenarioOptions, ScenarioResult } from './scenario.js'
 import type { Workload } from '../model.js'
 
@@ -56,17 +56,17 @@ export const partition: Scenario = {
     const setup = prepareMarket(data, options, PARTITION_DEFAULTS)
     const { workload, baseline } = setup
     const cut = partitionOf(workload)
-    const partitioned = runGpumesh(setup, options, { phase: 'gpumesh', partitions: [cut] })
-    const calm = runGpumesh(setup, options, { phase: 'gpumesh-no-partition' })
+    const partitioned = runGpumesh(setup, options, { phase: 'gpumesh+partition', partitions: [cut] })
+    const calm = runGpumesh(setup, options, { phase: 'gpumesh' })
     options.onProgress?.('baselines', 0, 2)
-    const runs = [partitioned.run, calm.run, central(workload, baseline), oldWay(workload, baseline)]
+    const runs = [calm.run, partitioned.run, central(workload, baseline), oldWay(workload, baseline)]
     options.onProgress?.('baselines', 2, 2)
     const inside = workload.fleet.filter((n) => regionArea(n.region) === PARTITION_CUT.area).length
     const fault: FaultSpec = {
       name: 'partition',
       fault: `${cut.sideA.join(', ')} (${inside} of ${workload.fleet.length} nodes) cut from ${cut.sideB.join(', ')} over [${hours(cut.fromMs)} h, ${hours(cut.untilMs)} h): every message across the cut sent in the window is dropped (gossip lost, exec streams reset). Central needs no network and is not cut.`,
-      strategy: 'gpumesh',
-      without: 'gpumesh-no-partition',
+      strategy: 'gpumesh+partition',
+      without: 'gpumesh',
       bound: 'central',
       phases: [
         { name: 'before the cut', fromMs: 0, untilMs: cut.fromMs },
@@ -76,15 +76,7 @@ export const partition: Scenario = {
       expect: [{ id: 'partition-recovery', claim: 'the market recovers after the partition', phase: 'after the cut', minCompletion: PARTITION_MIN_RECOVERY, relative: true }]
     }
     return {
-      scenario: 'partition',
-      seed: options.seed,
-      nodes: workload.fleet.length,
-      jobs: workload.jobs.length,
-      workload,
-      summary: setup.summary,
-      runs,
-      market: partitioned.stats,
-      listPrice: setup.prices.listPrice,
+      ...marketResult('partition', setup, options, runs, partitioned.stats),
       faults: [fault],
       assumptions: [
         ...MARKET_ASSUMPTIONS,

@@ -74,17 +74,17 @@ describe('gpumesh sim (separate processes)', function () {
     })
   }
 
-  for (const [scenario, without] of [['churn', 'gpumesh-no-churn'], ['partition', 'gpumesh-no-partition']] as const) {
+  for (const [scenario, fault] of [['churn', 'gpumesh+churn'], ['partition', 'gpumesh+partition']] as const) {
     it(`runs --scenario ${scenario}: the faults section in report.json and report.md, and its charts`, async () => {
       const dir = join(root, scenario)
       const r = await runCli(['sim', '--scenario', scenario, '--nodes', '40', '--jobs', '30', '--seed', '2', '--out', dir], { timeoutMs: 200_000 })
       assert.equal(r.code, 0, r.stderr)
-      assert.match(r.stdout, new RegExp(without))
-      assert.match(r.stderr, new RegExp(`${without}: 100 %`))
+      assert.match(r.stdout, new RegExp(fault.replace('+', '\\+')))
+      assert.match(r.stderr, /\bgpumesh: 100 %/)
       const report = JSON.parse(await readFile(join(dir, 'report.json'), 'utf8')) as { run: { scenario: string }, faults: Array<{ name: string, runs: Array<{ role: string, strategy: string, completion: number }> }>, claims: Array<{ id: string, verdict: string }> }
       assert.equal(report.run.scenario, scenario)
       assert.deepEqual(report.faults.map((f) => f.name), [scenario])
-      assert.deepEqual(report.faults[0]?.runs.map((x) => x.strategy), ['gpumesh', without, 'central'])
+      assert.deepEqual(report.faults[0]?.runs.map((x) => x.strategy), [fault, 'gpumesh', 'central'])
       assert.ok(report.claims.some((c) => c.id.startsWith(scenario) && c.verdict !== 'not measured'), JSON.stringify(report.claims))
       const md = await readFile(join(dir, 'report.md'), 'utf8')
       assert.match(md, new RegExp(`## Faults[\\s\\S]*### ${scenario}[\\s\\S]*## Claims`))

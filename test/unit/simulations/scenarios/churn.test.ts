@@ -21,9 +21,9 @@ describe('simulations/scenarios: churn', function () {
     const first = reportOf(a)
     assert.equal(reportOf(churn.run(scenarioData(), SMALL)).json, first.json)
     const parsed = JSON.parse(first.json) as { faults: Array<{ name: string, runs: Array<{ role: string, strategy: string }> }>, strategies: Array<{ strategy: string }> }
-    assert.deepEqual(parsed.strategies.map((s) => s.strategy), ['gpumesh', 'gpumesh-no-churn', 'central', 'old-way'])
+    assert.deepEqual(parsed.strategies.map((s) => s.strategy), ['gpumesh', 'gpumesh+churn', 'central', 'old-way'])
     assert.deepEqual(parsed.faults.map((f) => f.name), ['churn'])
-    assert.deepEqual(parsed.faults[0]?.runs.map((r) => `${r.role}:${r.strategy}`), ['fault:gpumesh', 'without:gpumesh-no-churn', 'bound:central'])
+    assert.deepEqual(parsed.faults[0]?.runs.map((r) => `${r.role}:${r.strategy}`), ['fault:gpumesh+churn', 'without:gpumesh', 'bound:central'])
   })
 
   it('costs the market re-auctions and completion, above the documented floor, and judges the claim on the bound', () => {
