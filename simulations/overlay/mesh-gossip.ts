@@ -94,6 +94,9 @@ export class MeshGossip {
       gossipHops: this.base.gossipHops,
       gossipLoss: this.base.gossipLoss,
       ...(this.base.meanLatencyMs !== undefined ? { meanLatencyMs: this.base.meanLatencyMs } : {}),
+      // the base model's faults and blob times hold under the mesh too (a partition drops what crosses it)
+      ...(this.base.drops !== undefined ? { drops: this.base.drops } : {}),
+      ...(this.base.blobMs !== undefined ? { blobMs: this.base.blobMs } : {}),
       gossipDelayMs: (from, to, topics, message) => this.gossipDelayMs(from, to, topics, message)
     }
   }

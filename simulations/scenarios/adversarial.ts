@@ -78,7 +78,9 @@ export function runAdversarial (spec: AdversarialSpec, data: ScenarioData, optio
     seed: options.seed,
     ...(data.rtt !== undefined ? { network: measuredNetwork(data.rtt, workload) } : {}),
     floorOf: prices.floorOf,
-    capOf
+    capOf,
+    mesh: true,
+    discovery: true
   }
   const progress = (phase: string): { onProgress?: (done: number, total: number) => void, progressEvery?: number } =>
     options.onProgress === undefined ? {} : { onProgress: (done, total) => options.onProgress?.(phase, done, total), progressEvery: 50 }

@@ -32,7 +32,7 @@ import type { ScenarioData, ScenarioOptions, ScenarioResult } from './scenario.j
 /** The trace's busy window, trace seconds, and how much closer its arrivals come. */
 export const MARKET_WINDOW = Object.freeze({ startS: 112 * DAY_SEC, endS: 149.3 * DAY_SEC })
 export const MARKET_TIME_SCALE = 150
-export const MARKET_DEFAULTS = Object.freeze({ nodes: 1_213, jobs: 500 })
+export const MARKET_DEFAULTS = Object.freeze({ nodes: 1_213, jobs: 300 })
 
 /** The scenario's workload: the trace's window, its renters' jobs resampled to `jobs` (or a `--trace` CSV's). */
 export function marketWorkload (data: ScenarioData, options: ScenarioOptions, defaults: { nodes: number, jobs: number } = MARKET_DEFAULTS): { workload: Workload, summary: LoadSummary } {
@@ -138,8 +138,8 @@ export interface GpumeshRunOptions {
   partitions?: readonly RegionPartition[]
   /**
    * Gossip through the gossipsub mesh model and measure each job's `providers` lookup on the Kademlia
-   * model (run-market.ts `mesh`, `discovery`). Default off: the fault scenarios' numbers were measured on
-   * the bus's plain delivery (`gossipHops × latency`); `market`, `scale` and `flash-crowd` turn it on.
+   * model (run-market.ts `mesh`, `discovery`). Default on, as in every scenario; false runs the bus's
+   * plain delivery (`gossipHops × latency`) for comparison.
    */
   overlay?: boolean
 }
@@ -156,7 +156,7 @@ export function runGpumesh (setup: MarketSetup, options: ScenarioOptions, run: G
     floorOf: setup.prices.floorOf,
     capOf: setup.capOf,
     strategy: run.strategy ?? run.phase,
-    ...(run.overlay === true ? { mesh: true, discovery: true } : {}),
+    ...(run.overlay !== false ? { mesh: true, discovery: true } : {}),
     ...(run.churn !== undefined ? { churn: run.churn } : {}),
     ...(options.onProgress !== undefined ? { onProgress: (done: number, total: number) => options.onProgress?.(run.phase, done, total), progressEvery: 50 } : {})
   })

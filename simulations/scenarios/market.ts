@@ -19,7 +19,7 @@ export const market: Scenario = {
   run (data: ScenarioData, options: ScenarioOptions): ScenarioResult {
     const setup = prepareMarket(data, options)
     const { workload, baseline } = setup
-    const gpumesh = runGpumesh(setup, options, { phase: 'gpumesh', overlay: true })
+    const gpumesh = runGpumesh(setup, options, { phase: 'gpumesh' })
     options.onProgress?.('baselines', 0, 4)
     const runs = [gpumesh.run, oldWay(workload, baseline), central(workload, baseline), lowestPrice(workload, baseline), randomAssignment(workload, { ...baseline, seed: options.seed })]
     options.onProgress?.('baselines', 4, 4)

@@ -132,4 +132,33 @@ describe('simulations/overlay: the gossip mesh as the bus\'s gossip delay', () =
     assert.equal(bus2.publish('n0', ['t'], m), 1)
     assert.deepEqual(lost, ['n2'])
   })
+
+  it('keeps the base model\'s faults and blob times: a partition\'s drops and per-pair blob bandwidth hold under the mesh', () => {
+    const members = places(6)
+    const calls: string[] = []
+    const base: NetworkModel = {
+      ...pairNetwork(),
+      drops: (from, to, _at, channel) => { calls.push(`${channel} ${from.node}>${to.node}`); return to.node === 'n3' },
+      blobMs: (from, to, bytes) => bytes / 1000 + (from === 'n1' && to === 'n2' ? 7 : 0)
+    }
+    const model = new MeshGossip(base, { seed: 2, subscribers: () => members }).network()
+    assert.ok(model.drops !== undefined && model.blobMs !== undefined)
+    assert.equal(model.drops(members[0] as Place, members[3] as Place, 0, 'stream'), true)
+    assert.equal(model.drops(members[0] as Place, members[1] as Place, 0, 'gossip'), false)
+    assert.deepEqual(calls, ['stream n0>n3', 'gossip n0>n1'])
+    assert.equal(model.blobMs('n1', 'n2', 5_000), 12)
+    // through the bus: the dropped subscriber is counted lost, the others get the mesh's copies
+    const scheduler = new VirtualScheduler(0)
+    const lost: string[] = []
+    const bus = new Bus(scheduler, model, new Prng(1), { sent: () => {}, delivered: () => {}, lost: (_f, to) => { lost.push(to) } })
+    const got = new Set<string>()
+    for (const p of members) {
+      bus.join(p.node, p.region)
+      bus.subscribe(p.node, 't', () => { got.add(p.node) })
+    }
+    bus.publish('n0', ['t'], msg('bid', 300))
+    scheduler.advance(10_000)
+    assert.deepEqual(lost, ['n3'])
+    assert.deepEqual([...got].sort(), ['n1', 'n2', 'n4', 'n5'])
+  })
 })
