@@ -12,6 +12,7 @@ import { HOUR_MS } from '../../protocol/limits.js'
 import { Harness, DEFAULT_START } from '../harness/harness.js'
 import type { LedgerMismatch } from '../harness/recorder.js'
 import type { NetworkModel } from '../harness/network.js'
+import type { Traffic } from '../harness/bus.js'
 import type { Prng, Seed } from '../harness/prng.js'
 import type { ProviderNode } from '../harness/provider-node.js'
 import type { RequesterNode } from '../harness/requester-node.js'
@@ -49,6 +50,8 @@ export interface MarketRunOptions {
   /** Called every `progressEvery` submitted jobs with (submitted, total). */
   onProgress?: (done: number, total: number) => void
   progressEvery?: number
+  /** A second observer of the bus's traffic (HarnessOptions.tap). */
+  tap?: Traffic
 }
 
 /** What the market run measured beyond the outcomes: totals of the protocol's traffic. */
@@ -78,7 +81,8 @@ export function runMarket (workload: Workload, options: MarketRunOptions): Marke
     params: { ...SIM_MARKET_PARAMS, ...options.params },
     ...(options.network !== undefined ? { network: options.network } : {}),
     trace: false,
-    perJob: true
+    perJob: true,
+    ...(options.tap !== undefined ? { tap: options.tap } : {})
   })
   const delays = { ...DEFAULT_START_DELAY_SEC, ...options.startDelaySec }
   const bidWindowMs = options.bidWindowMs ?? 2_000
