@@ -16,7 +16,7 @@ import {
   type CalibrationMeasures, type CalibrationNetwork, type CalibrationWorkload
 } from '../simulations/calibration/index.js'
 import type { SimJob } from '../simulations/model.js'
-import { setLatency, startNetwork, type LocalNetwork, type NodeSpec } from './local-network.js'
+import { setLatency, startNetwork, waitForAnnouncements, type LocalNetwork, type NodeSpec } from './local-network.js'
 import { emptyCounts, tapDaemon } from './taps.js'
 
 export interface RealRunOptions {
@@ -28,7 +28,7 @@ export interface RealRunOptions {
   onProgress?: (phase: string, done: number, total: number) => void
   /** Give up on jobs not final this long after the last submission, ms (default 90 s). */
   settleTimeoutMs?: number
-  /** How long to wait for the providers' DHT announcements before the jobs, ms (default 60 s). */
+  /** How long to wait for the providers' DHT announcements before the jobs, ms (default 180 s). */
   announceTimeoutMs?: number
 }
 
@@ -101,7 +101,7 @@ export async function runCalibrationReal (workload: CalibrationWorkload, options
     options.onProgress?.('network', 0, 1)
     // the market needs no DHT (jobs and bids are gossiped): wait a while for the announcements the
     // discovery lookups read, but run the jobs either way and say how many keys were provided
-    const announced = await announcements(providers, options.announceTimeoutMs ?? 60_000)
+    const announced = await announcements(providers, options.announceTimeoutMs ?? 180_000)
     const unreached = await meshReady(workload, net)
     setLatency(net.all, options.latencyMs)
     // gossipsub's next heartbeats, with the latency in force
@@ -141,19 +141,18 @@ export async function runCalibrationReal (workload: CalibrationWorkload, options
   }
 }
 
-/** Kick the announcers until every key is provided or `timeoutMs` passes; how many were. */
+/**
+ * Wait (waitForAnnouncements: each announcer kicked once and awaited, never interrupted) until every
+ * key is provided or `timeoutMs` passes; how many were.
+ */
 async function announcements (daemons: readonly Daemon[], timeoutMs: number): Promise<{ provided: number, keys: number }> {
-  const deadline = Date.now() + timeoutMs
-  const count = (): { provided: number, keys: number } => {
-    const states = daemons.flatMap((d) => d.announcer.state())
-    return { provided: states.filter((k) => k.provided).length, keys: states.length }
+  try {
+    await waitForAnnouncements([...daemons], timeoutMs)
+  } catch {
+    // counted below: the run goes on without the missing keys
   }
-  for (let c = count(); c.provided < c.keys; c = count()) {
-    if (Date.now() > deadline) return c
-    for (const d of daemons) d.announcer.kick()
-    await sleep(500)
-  }
-  return count()
+  const states = daemons.flatMap((d) => d.announcer.state())
+  return { provided: states.filter((k) => k.provided).length, keys: states.length }
 }
 
 /**
