@@ -57,11 +57,14 @@ export function tapDaemon (daemon: Daemon, counts: TrafficCounts): void {
   })
   const exec = daemon.node.services.exec
   const tap = (channel: ExecChannel): ExecChannel => {
-    const send = channel.sendMessage.bind(channel)
-    channel.sendMessage = async (bytes) => {
-      const m = peek(bytes)
-      if (m !== undefined) bump(counts.stream, m.kind)
-      await send(bytes)
+    // every frame goes through send (sendMessage too): count the signed messages among them
+    const send = channel.send.bind(channel)
+    channel.send = async (frame) => {
+      if (frame.type === 'message') {
+        const m = peek(frame.bytes)
+        if (m !== undefined) bump(counts.stream, m.kind)
+      }
+      await send(frame)
     }
     return channel
   }

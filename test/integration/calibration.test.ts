@@ -6,8 +6,13 @@ import { compareMeasures, runCalibrationModel } from '../../simulations/calibrat
  * Issue 10, "Calibration": the model's time to award and bids per job within 25 % of the real stack
  * (20 real daemons in this process, memory transport) on the same 20-node workload; and the same
  * check fails when the model is mis-set (latency × 3, or 4 gossip hops), so it can fail.
+ *
+ * Opt-in (GPUMESH_CALIBRATION=1): the real side takes minutes on this machine (the providers' DHT
+ * announcements alone), too long for `npm test`.
  */
-describe('calibration: the model against 20 real daemons', function () {
+const suite = process.env.GPUMESH_CALIBRATION === '1' ? describe : describe.skip
+
+suite('calibration: the model against 20 real daemons', function () {
   this.timeout(420_000)
   let result: CalibrationResult
 

@@ -113,4 +113,13 @@ describe('calibration (pure half)', () => {
     const recorded = Object.values(h.recorder.snapshot().sent).reduce((a, c) => a + c.count, 0)
     assert.equal(seen.length, recorded - (h.recorder.count('output-blob').count + h.recorder.count('input-blob').count))
   })
+
+  it('a harness provider gossips its receipt on the evidence topic too, as the daemon does (node/market/provider-jobs.ts): calibration counted one receipt fewer per job', () => {
+    const seen: string[] = []
+    const h = new Harness({ seed: 1, tap: { sent: (c, _f, m: Message) => { seen.push(`${c} ${m.kind}`) }, delivered: () => {}, lost: () => {} } })
+    h.provider('p1', { region: 'eu-west', gpus: { h100: 1 }, floor: credits(1) })
+    h.requester('b', { region: 'eu-west' }).submit({ gpus: 1, maxPrice: credits(4) }, { durationMs: 60_000 })
+    h.runUntilQuiet()
+    assert.deepEqual(seen.filter((x) => x.endsWith(' receipt')).sort(), ['gossip receipt', 'stream receipt'])
+  })
 })
