@@ -22,6 +22,7 @@ import { ledgerCommand } from './ledger-command.js'
 import { repairCommand } from './repair-command.js'
 import { runDaemon } from './run-daemon.js'
 import { scenarioHelp, simCommand } from './sim-command.js'
+import { calibrateCommand } from './calibrate-command.js'
 import { ChartFontError, ChartSpecError } from './sim-charts.js'
 import { CsvError, CsvValueError } from '../simulations/workloads/csv.js'
 import { WorkloadError } from '../simulations/workloads/workload.js'
@@ -133,8 +134,11 @@ export function buildProgram (): Command {
     .option('--out <dir>', 'where the report goes (default sim-out/<scenario>)')
     .option('--font <file>', 'the font for the PNG charts\' text (default: DejaVu Sans where Debian puts it)')
     .option('--json', 'print the summary as JSON')
+    .option('--calibrate', 'instead of a scenario: run the calibration workload on real daemons in this process (memory transport) and on the model, side by side (writes calibration.json)')
+    .option('--latency <ms>', 'with --calibrate: the memory transport\'s latency, ms')
+    .option('--bid-window <ms>', 'with --calibrate: the jobs\' bid window, ms')
     .addHelpText('after', `\nScenarios:\n${scenarioHelp()}`)
-    .action(async (_opts, command: Command) => { await simCommand(command) })
+    .action(async (_opts, command: Command) => { await (command.opts().calibrate === true ? calibrateCommand(command) : simCommand(command)) })
 
   return program
 }

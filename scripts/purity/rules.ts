@@ -1,6 +1,7 @@
 /**
  * The layer rules of DESIGN §1, as data. Imports flow inward: cli → bootstrap → node → protocol → crypto;
- * simulations → protocol, crypto. crypto/, protocol/ and simulations/ are pure: ECMAScript only (their
+ * simulations → protocol, crypto; calibration → bootstrap, node, simulations (real daemons against the model); cli →
+ * calibration. crypto/, protocol/ and simulations/ are pure: ECMAScript only (their
  * tsconfig.json: no Node types, no DOM), no wall clock, no randomness, no host globals.
  */
 
@@ -13,7 +14,8 @@ export const ALLOWED_LAYERS: Record<string, readonly string[]> = {
   protocol: ['protocol', 'crypto'],
   simulations: ['simulations', 'protocol', 'crypto'],
   node: ['node', 'protocol', 'crypto'],
-  bootstrap: ['bootstrap', 'node', 'protocol', 'crypto']
+  bootstrap: ['bootstrap', 'node', 'protocol', 'crypto'],
+  calibration: ['calibration', 'bootstrap', 'node', 'simulations', 'protocol', 'crypto']
 }
 
 /**

@@ -15,7 +15,7 @@
  */
 import { createMarketParams, type MarketParams, type MarketParamsInit } from '../../protocol/market/params.js'
 import { VirtualScheduler } from '../../protocol/market/scheduler.js'
-import { Bus } from './bus.js'
+import { Bus, type Traffic } from './bus.js'
 import { IdFactory } from './ids.js'
 import { regionNetwork, type NetworkModel } from './network.js'
 import { Prng, type Seed } from './prng.js'
@@ -43,6 +43,8 @@ export interface HarnessOptions {
   trace?: boolean
   /** Count messages and bytes per job (Recorder.jobTraffic; default false). */
   perJob?: boolean
+  /** A second observer of the bus's traffic, told after the recorder (calibration counts gossip and streams apart). */
+  tap?: Traffic
 }
 
 export class Harness {
@@ -64,7 +66,7 @@ export class Harness {
     this.params = createMarketParams(options.params ?? {})
     this.recorder = new Recorder(() => this.scheduler.now(), options.trace !== false, options.perJob === true)
     const model = (options.network ?? ((p) => regionNetwork(p)))(this.prng.fork('network'))
-    this.bus = new Bus(this.scheduler, model, this.prng.fork('bus'), this.recorder)
+    this.bus = new Bus(this.scheduler, model, this.prng.fork('bus'), options.tap === undefined ? this.recorder : teeTraffic(this.recorder, options.tap))
     this.defaultExecution = { ...DEFAULT_EXECUTION, ...options.execution }
     this.world = {
       scheduler: this.scheduler,
@@ -142,5 +144,14 @@ export class Harness {
   /** Awards whose two honest ledgers disagree (recorder.ts, ledgerMismatches). */
   ledgerMismatches (): LedgerMismatch[] {
     return this.recorder.ledgerMismatches((node) => this.keepsLedger(node))
+  }
+}
+
+/** Both observers, `first` then `second`, told of every message. */
+function teeTraffic (first: Traffic, second: Traffic): Traffic {
+  return {
+    sent: (channel, from, m) => { first.sent(channel, from, m); second.sent(channel, from, m) },
+    delivered: (channel, from, to, m) => { first.delivered(channel, from, to, m); second.delivered(channel, from, to, m) },
+    lost: (from, to, m) => { first.lost(from, to, m); second.lost(from, to, m) }
   }
 }

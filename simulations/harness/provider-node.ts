@@ -369,7 +369,11 @@ export class ProviderNode {
           gpus: [...(this.agent.offer(e.bid)?.gpus ?? [])],
           executor: job?.payload.workload.executor ?? 'process'
         }
-        return this.send(e.bid, message('receipt', { cid: this.world.ids.cid('receipt'), signer: this.peerId, payload, outputBytes: e.exitCode === -1 ? 0 : ex.outputBytes, tampered: this.behaviour.tamperOutputs === true }))
+        const receipt = message('receipt', { cid: this.world.ids.cid('receipt'), signer: this.peerId, payload, outputBytes: e.exitCode === -1 ? 0 : ex.outputBytes, tampered: this.behaviour.tamperOutputs === true })
+        this.send(e.bid, receipt)
+        // and on the evidence topic, as the daemon does (node/market/provider-jobs.ts publishEvidence)
+        this.world.bus.publish(this.peerId, [EVIDENCE_TOPIC], receipt)
+        return
       }
       case 'stop-work': return this.stopWork(e.bid)
       case 'record-failure': {

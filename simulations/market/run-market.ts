@@ -16,6 +16,7 @@ import type { LedgerMismatch } from '../harness/recorder.js'
 import { regionNetwork, type NetworkModel, type Place } from '../harness/network.js'
 import { MeshGossip, type MeshGossipOptions, type WireCounts } from '../overlay/mesh-gossip.js'
 import { discoveryCost, type DiscoveryStats } from './discovery.js'
+import type { Traffic } from '../harness/bus.js'
 import type { Prng, Seed } from '../harness/prng.js'
 import type { ProviderBehaviour, ProviderNode } from '../harness/provider-node.js'
 import type { RequesterNode } from '../harness/requester-node.js'
@@ -69,6 +70,8 @@ export interface MarketRunOptions {
   /** Called every `progressEvery` submitted jobs with (submitted, total). */
   onProgress?: (done: number, total: number) => void
   progressEvery?: number
+  /** A second observer of the bus's traffic (HarnessOptions.tap). */
+  tap?: Traffic
 }
 
 /** What the market run measured beyond the outcomes: totals of the protocol's traffic. */
@@ -126,7 +129,8 @@ export function runMarket (workload: Workload, options: MarketRunOptions): Marke
       return mesh.network()
     },
     trace: false,
-    perJob: true
+    perJob: true,
+    ...(options.tap !== undefined ? { tap: options.tap } : {})
   })
   const delays = { ...DEFAULT_START_DELAY_SEC, ...options.startDelaySec }
   const bidWindowMs = options.bidWindowMs ?? 2_000

@@ -135,4 +135,21 @@ describe('gpumesh sim (separate processes)', function () {
     assert.match(malformed.stderr, /bad\.csv:3: column duration_s: duration must be > 0/)
     assert.doesNotMatch(malformed.stderr, /at .*\.js:\d+/, 'no stack trace')
   })
+
+  it('--calibrate runs real daemons and the model side by side and writes calibration.json; a size below 4 nodes is a usage error', async () => {
+    const out = join(root, 'calibration')
+    const r = await runCli(['sim', '--calibrate', '--nodes', '4', '--jobs', '2', '--latency', '0', '--bid-window', '500', '--out', out], { timeoutMs: 200_000 })
+    const record = JSON.parse(await readFile(join(out, 'calibration.json'), 'utf8')) as { real: { jobs: number }, model: { jobs: number }, stuck: unknown[], comparison: { ok: boolean, rows: Array<{ measure: string }> } }
+    assert.equal(r.code, record.comparison.ok ? 0 : 1, r.stderr)
+    assert.match(r.stdout, /time to award +ms/)
+    assert.match(r.stdout, /bids per job/)
+    assert.equal(record.real.jobs, 2)
+    assert.equal(record.model.jobs, 2)
+    assert.deepEqual(record.stuck, [])
+    assert.ok(record.comparison.rows.some((row) => row.measure === 'discovery, whole lookup'))
+    const small = await runCli(['sim', '--calibrate', '--nodes', '3'])
+    assert.equal(small.code, 2)
+    assert.match(small.stderr, /--nodes must be a whole number ≥ 4, got "3"/)
+  })
 })
+

@@ -1,129 +1,18 @@
 /**
- * In-process networks of real gpumesh daemons over the libp2p memory transport (plaintext, yamux):
- * the same daemon code as `gpumesh node start`, minus TCP, Noise and the local API. For fast
- * integration tests and benchmarks; end-to-end tests use separate processes over TCP instead.
+ * The in-process networks of real daemons the integration tests and benchmarks use: the launcher is
+ * the product's (calibration/local-network.ts, which `gpumesh sim --calibrate` runs), re-exported
+ * here, plus `untilJob`, the tests' wait on a job's view.
  */
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { memory } from '@libp2p/memory'
-import { plaintext } from '@libp2p/plaintext'
-import { multiaddr } from '@multiformats/multiaddr'
-import { resolveConfig, treeAt, type Layer } from '../../node/config/load.js'
 import assert from 'node:assert/strict'
-import { Daemon } from '../../node/daemon.js'
+import type { Daemon } from '../../node/daemon.js'
 import type { JobView } from '../../node/market/views.js'
-import { silentLoggers, type LoggerFactory } from '../../node/logger.js'
-import { startBootstrap } from '../../bootstrap/role.js'
-import { yamux } from '@chainsafe/libp2p-yamux'
+import type { LocalNetwork } from '../../calibration/local-network.js'
 
-export interface NodeSpec {
-  region?: string
-  /** e.g. "NVIDIA H100 80GB HBM3:81559x2" */
-  gpus?: string[]
-  priceFloor?: number
-  sell?: boolean
-  /** config.dht overrides (benchmarks compare settings) */
-  dht?: Record<string, number>
-  /** Other config.provider values: availability, workloads, peak, country, limits… */
-  provider?: Record<string, unknown>
-  /** The lease and billing interval this node puts in its awards; damping: false turns bid damping off. */
-  market?: { leaseMs?: number, billingIntervalSec?: number, damping?: boolean }
-  /** This node's clock (default Date.now): a skewed clock, e.g. () => Date.now() + 5_000. */
-  now?: () => number
-}
+export { startDaemon, startNetwork, waitForAnnouncements, type LocalNetwork, type NetworkOptions, type NodeSpec } from '../../calibration/local-network.js'
+export { treeAt } from '../../node/config/load.js'
 
-export interface TestNetwork {
-  root: string
-  bootstraps: Daemon[]
-  nodes: Daemon[]
-  all: Daemon[]
-  stop (): Promise<void>
-}
-
-let counter = 0
-
-function configFor (name: string, spec: NodeSpec): ReturnType<typeof resolveConfig> {
-  const layers: Layer[] = [{
-    source: 'test',
-    values: {
-      listen: [`/memory/${name}`],
-      communityBootstrap: false,
-      // every in-process peer dials from the same "host": lift the per-host inbound limits
-      connections: { inboundPerSecond: 100_000, maxPendingInbound: 100_000 },
-      // tests run on a fast, quiet network: re-check pending provides often
-      dht: { reprovideCheckMs: 60_000, ...(spec.dht ?? {}) },
-      provider: {
-        detectGpus: false,
-        region: spec.region ?? 'local',
-        sell: spec.sell ?? true,
-        priceFloor: spec.priceFloor ?? 2,
-        ...spec.provider,
-        gpus: (spec.gpus ?? []).map((s) => {
-          const match = /^(.+):(\d+)(?:x(\d+))?$/.exec(s)
-          if (match === null) throw new Error(`bad gpu spec ${s}`)
-          return { name: match[1], vramMiB: Number(match[2]), count: Number(match[3] ?? 1) }
-        })
-      }
-    }
-  }]
-  return resolveConfig(layers)
-}
-
-export async function startDaemon (root: string, spec: NodeSpec, options: { role?: 'node' | 'bootstrap', loggers?: LoggerFactory, dial?: string[], dataDir?: string } = {}): Promise<Daemon> {
-  const name = `gpumesh-test-${process.pid}-${counter++}`
-  // a restart passes the data dir of the daemon it replaces
-  const dataDir = options.dataDir ?? join(root, name)
-  const daemonOptions = {
-    dataDir,
-    config: configFor(name, spec),
-    bootstrapPeers: [],
-    loggers: options.loggers ?? silentLoggers,
-    version: 'test',
-    api: false,
-    peerStore: 'memory' as const,
-    ...(spec.market !== undefined ? { market: spec.market } : {}),
-    ...(spec.now !== undefined ? { now: spec.now } : {}),
-    libp2p: { transports: [memory()], connectionEncrypters: [plaintext()], streamMuxers: [yamux()] }
-  }
-  const daemon = options.role === 'bootstrap' ? await startBootstrap(daemonOptions) : await Daemon.start({ ...daemonOptions, role: 'node' })
-  // @libp2p/bootstrap only dials IP/DNS addresses: with the memory transport, dial directly
-  for (const addr of options.dial ?? []) await daemon.node.dial(multiaddr(addr))
-  return daemon
-}
-
-/** Start `bootstrapCount` bootstrap peers, then `specs.length` nodes dialling all of them. */
-export async function startNetwork (specs: NodeSpec[], options: { bootstrapCount?: number, loggers?: LoggerFactory } = {}): Promise<TestNetwork> {
-  const root = await mkdtemp(join(tmpdir(), 'gpumesh-net-'))
-  const bootstraps: Daemon[] = []
-  for (let i = 0; i < (options.bootstrapCount ?? 1); i++) bootstraps.push(await startDaemon(root, {}, { role: 'bootstrap', loggers: options.loggers }))
-  const dial = bootstraps.map((b) => b.addresses()[0] as string)
-  const nodes = await Promise.all(specs.map(async (spec) => await startDaemon(root, spec, { dial, loggers: options.loggers })))
-  const all = [...bootstraps, ...nodes]
-  return {
-    root,
-    bootstraps,
-    nodes,
-    all,
-    async stop () {
-      await Promise.all(all.map(async (d) => { await d.stop() }))
-      await rm(root, { recursive: true, force: true })
-    }
-  }
-}
-
-/** Wait until every selling node has all its capability keys on the DHT (or `timeoutMs` passes). */
-export async function waitForAnnouncements (daemons: Daemon[], timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  for (const d of daemons) {
-    while (d.announcer.state().some((k) => !k.provided)) {
-      if (Date.now() > deadline) throw new Error(`${d.identity.peerId} did not announce: ${JSON.stringify(d.announcer.state().filter((k) => !k.provided).slice(0, 2))}`)
-      d.announcer.kick()
-      await d.announcer.idle()
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-  }
-}
+/** A running in-process network (the tests' name for LocalNetwork). */
+export type TestNetwork = LocalNetwork
 
 /** Poll a job `daemon` submitted until `done` holds for its view; fails with its events after `timeoutMs`. */
 export async function untilJob (daemon: Daemon, id: string, done: (v: JobView) => boolean, timeoutMs = 60_000): Promise<JobView> {
@@ -136,5 +25,3 @@ export async function untilJob (daemon: Daemon, id: string, done: (v: JobView) =
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
 }
-
-export { treeAt }
