@@ -38,6 +38,9 @@ export interface Traffic {
 
 export type GossipHandler = (from: string, message: Message) => void
 
+/** A subscription's kinds when its handler takes none: deliveries are made and counted, the handler is never called. */
+export const NO_KINDS: ReadonlySet<string> = new Set()
+
 /** One end of a stream. */
 export interface StreamEnd {
   readonly local: string

@@ -18,7 +18,7 @@ import { isProviderFinal } from '../../protocol/market/provider-lifecycle.js'
 import { ProviderAgent } from '../../protocol/market/provider-agent.js'
 import type { OfferEffect, OwnerHold, ProviderAgentEffect, ProviderAgentEvent } from '../../protocol/market/provider-agent-types.js'
 import type { CID } from '../../crypto/index.js'
-import type { Message, StreamEnd } from './bus.js'
+import { NO_KINDS, type Message, type StreamEnd } from './bus.js'
 import { peerIdOf } from './ids.js'
 import { bodyOf, message, type Opened, type RoundBody } from './messages.js'
 import { bidPayload, capabilityAd, header, type AdSpec } from './payloads.js'
@@ -120,6 +120,9 @@ export class ProviderNode {
     const bus = this.world.bus
     bus.join(this.peerId, this.spec.region, this.spec.country)
     for (const topic of providerTopics(this.spec.region)) bus.subscribe(this.peerId, topic, (from, m) => { this.onGossip(from, m) }, this.takes)
+    // every daemon subscribes to the evidence topic too (node/market/market.ts): its receipts and failure
+    // reports reach every node and are counted; no market decision reads them yet (the trust layer will)
+    bus.subscribe(this.peerId, EVIDENCE_TOPIC, () => {}, NO_KINDS)
     bus.listen(this.peerId, (stream) => { this.onStream(stream) })
     this.feed({ type: 'ad-changed', now: this.now(), ad: this.ad })
     if (this.holds.length > 0) this.feed({ type: 'holds-changed', now: this.now(), holds: this.holds })

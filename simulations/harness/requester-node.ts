@@ -12,7 +12,7 @@ import { jobTopics, providerTopics } from '../../protocol/discovery.js'
 import type { Award } from '../../protocol/messages/award.js'
 import type { JobRequest } from '../../protocol/messages/job-request.js'
 import { RequesterAgent, type RequesterAgentEffect, type RequesterAgentEvent } from '../../protocol/market/requester-agent.js'
-import type { Message, StreamEnd } from './bus.js'
+import { NO_KINDS, type Message, type StreamEnd } from './bus.js'
 import { peerIdOf } from './ids.js'
 import { bodyOf, message, type Opened } from './messages.js'
 import { header, jobRequest, type JobSpec } from './payloads.js'
@@ -67,6 +67,8 @@ export class RequesterNode {
     this.agent = new RequesterAgent(this.peerId, world.params)
     world.bus.join(this.peerId, spec.region, spec.country)
     for (const topic of providerTopics(spec.region)) this.subscribe(topic)
+    // as every daemon does (node/market/market.ts): evidence reaches it and is counted, no decision reads it yet
+    world.bus.subscribe(this.peerId, EVIDENCE_TOPIC, () => {}, NO_KINDS)
   }
 
   private now (): number {

@@ -10,6 +10,7 @@ import type { MarketParamsInit } from '../../protocol/market/params.js'
 import type { OwnerHold } from '../../protocol/market/provider-agent-types.js'
 import { HOUR_MS } from '../../protocol/limits.js'
 import { jobTopics, providerTopics } from '../../protocol/discovery.js'
+import { EVIDENCE_TOPIC } from '../../protocol/constants.js'
 import { Harness, DEFAULT_START } from '../harness/harness.js'
 import { peerIdOf } from '../harness/ids.js'
 import type { LedgerMismatch } from '../harness/recorder.js'
@@ -240,10 +241,12 @@ function subscribersOf (workload: Workload, placeOfNode: (n: FleetNode) => Place
   for (const n of workload.fleet) {
     const place = placeOfNode(n)
     for (const t of providerTopics(n.region)) add(t, place)
+    add(EVIDENCE_TOPIC, place)
   }
   for (const j of workload.jobs) {
     const place = placeOfRenter(j)
     for (const t of providerTopics(place.region)) add(t, place)
+    add(EVIDENCE_TOPIC, place)
     for (const t of jobTopics({ regions: j.region === undefined ? [] : [j.region], residency: j.residency })) add(t, place)
   }
   return (topic) => [...(byTopic.get(topic)?.values() ?? [])]

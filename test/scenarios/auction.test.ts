@@ -33,6 +33,9 @@ describe('scenario: an auction from bid to settlement', () => {
     assert.ok((theirs?.payments ?? 0) >= 4, `${theirs?.payments} payments accepted`)
     // one on the exec stream, one gossiped on the evidence topic (as the daemon does)
     assert.equal(h.recorder.count('receipt').count, 2)
+    // the gossiped copy reaches every other node, as every daemon subscribes to the evidence topic
+    // (the two providers that lost and the buyer), and the exec stream's copy the buyer: 4 deliveries
+    assert.equal(h.recorder.snapshot().delivered.receipt?.count, 4)
     assert.equal(h.recorder.count('output-blob').bytes, 50_000_000)
     assert.deepEqual(h.recorder.failures, [])
     assertSettledBooks(h)
