@@ -10,17 +10,16 @@ import { jobIdOf, openMessage, sealMessage, type Award, type Bid, type JobReques
 import {
   AwardFault, BidRejection, InvalidAwardInputError, MAX_ATTEMPTS, MAX_CONSIDERED, MAX_EXCLUDED, auditAward, betterOwnOffer, decideAward,
   screenBid, screenBids, secondScorePrice, verifyAward,
-  type AuctionBid, type AuctionJob, type AwardCheck, type AwardDecision, type AwardFields, type AwardInput
+  type AuctionBid, type AuctionJob, type AwardCheck, type AwardFields, type AwardInput
 } from '../../../../protocol/market/award.js'
 import { createScoringParams, rankBids } from '../../../../protocol/market/scoring.js'
 import type { Tier } from '../../../../protocol/market/types.js'
 import { NOW } from '../../../helpers/arbitraries.js'
+import { DECIDED, awarded, decide, uniform, withHeader } from '../../../helpers/award-decide.js'
 
 const M = 1_000_000
-const DECIDED = NOW + 1_000
 const providers = Array.from({ length: 6 }, (_, i) => new Identity(new Uint8Array(32).fill(140 + i)))
 const peer = (i: number): string => (providers[i] as Identity).peerId
-const uniform: Pick<AwardInput, 'reliability' | 'rtt'> = { reliability: () => 1, rtt: () => 0 }
 /** gold's worst factor is exactly 2 with no distance penalty: exact ties at the audit's bound. */
 const exact = createScoringParams({ maxDistancePenalty: 0, distancePenaltyPer100Ms: 0 })
 
@@ -62,18 +61,8 @@ function bid (job: AuctionJob, i: number, price: number, edit: Partial<Bid> = {}
   return openMessage(sealMessage(providers[i] as Identity, 'bid', payload).bytes, 'bid', { now: NOW })
 }
 
-function decide (job: AuctionJob, bids: AuctionBid[], extra: Partial<AwardInput> = {}): AwardDecision {
-  return decideAward({ job, bids, attempt: 1, now: DECIDED, leaseMs: 30_000, billingIntervalSec: 60, ...uniform, ...extra })
-}
 
-function awarded (decision: AwardDecision): AwardFields {
-  assert.equal(decision.kind, 'award', decision.kind === 'none' ? decision.detail : '')
-  return (decision as Extract<AwardDecision, { kind: 'award' }>).award
-}
 
-function withHeader (fields: AwardFields, now = DECIDED): Award {
-  return { v: 1, issuedAt: now, expiresAt: now + 600_000, ...fields }
-}
 
 function faultOf (check: AwardCheck): string | undefined {
   return check.ok ? undefined : check.reason

@@ -4,16 +4,15 @@ import { Identity, cidOfValue, type CID } from '../../../../crypto/index.js'
 import { jobIdOf, openMessage, sealMessage, validatePayload, type Award, type Bid, type JobRequest } from '../../../../protocol/index.js'
 import {
   AwardFault, BidRejection, InvalidAwardInputError, MAX_CONSIDERED, auditAward, decideAward, secondScorePrice, verifyAward,
-  type AuctionBid, type AuctionJob, type AwardDecision, type AwardFields, type AwardInput, type PeerView
+  type AuctionBid, type AuctionJob, type AwardInput, type PeerView
 } from '../../../../protocol/market/award.js'
 import { compareRanked, effectivePrice, rankBids, scoreFactor } from '../../../../protocol/market/scoring.js'
 import type { Tier } from '../../../../protocol/market/types.js'
 import { NOW } from '../../../helpers/arbitraries.js'
+import { DECIDED, awarded, decide, uniform, withHeader } from '../../../helpers/award-decide.js'
 import { plain } from '../../../helpers/plain.js'
 
 const M = 1_000_000
-/** The auction closes a second after NOW. */
-const DECIDED = NOW + 1_000
 const providers = Array.from({ length: 8 }, (_, i) => new Identity(new Uint8Array(32).fill(40 + i)))
 const requester = new Identity(new Uint8Array(32).fill(2))
 
@@ -69,22 +68,9 @@ function sealedBid (job: AuctionJob, provider: number, price: number, options: B
 
 const peer = (i: number): string => (providers[i] as Identity).peerId
 
-/** Reliability 1 and RTT 0 for everyone: ranking by ask. */
-const uniform: Pick<AwardInput, 'reliability' | 'rtt'> = { reliability: () => 1, rtt: () => 0 }
 
-function decide (job: AuctionJob, bids: AuctionBid[], extra: Partial<AwardInput> = {}): AwardDecision {
-  return decideAward({ job, bids, attempt: 1, now: DECIDED, leaseMs: 30_000, billingIntervalSec: 60, ...uniform, ...extra })
-}
 
-function awarded (decision: AwardDecision): AwardFields {
-  assert.equal(decision.kind, 'award', decision.kind === 'none' ? decision.detail : '')
-  return (decision as Extract<AwardDecision, { kind: 'award' }>).award
-}
 
-/** The award as the requester would sign it. */
-function withHeader (fields: AwardFields, now = DECIDED): Award {
-  return { v: 1, issuedAt: now, expiresAt: now + 600_000, ...fields }
-}
 
 const cidString = (b: AuctionBid): string => b.cid.toString()
 const sortedCids = (bids: AuctionBid[]): string[] => bids.map(cidString).sort()
