@@ -34,7 +34,17 @@ export const RejectReason = {
   /** An embedded envelope does not belong to the message that carries it (an auction round's job request). */
   EMBEDDED_MISMATCH: 'EMBEDDED_MISMATCH',
   /** Seen before (same signer and nonce, or the same signed payload). */
-  REPLAY: 'REPLAY'
+  REPLAY: 'REPLAY',
+  /** A fraud proof's receipt signed by another peer than the proof's `subject`. */
+  NOT_BY_SUBJECT: 'NOT_BY_SUBJECT',
+  /** A fraud proof's receipt whose inputs are not the job's input CIDs, in the job's order. */
+  INPUTS_MISMATCH: 'INPUTS_MISMATCH',
+  /** A fraud proof for a job whose outputs may differ between honest runs (not `wasm`). */
+  NOT_DETERMINISTIC: 'NOT_DETERMINISTIC',
+  /** A fraud proof's receipt of a run that did not end on its own (exit code −1 or 128 + a signal). */
+  INCOMPLETE_RUN: 'INCOMPLETE_RUN',
+  /** A fraud proof whose receipts do not name at least two different outputs. */
+  NO_CONFLICT: 'NO_CONFLICT'
 } as const
 
 export type RejectReason = typeof RejectReason[keyof typeof RejectReason]

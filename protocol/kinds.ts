@@ -36,7 +36,10 @@ export interface KindSpec<S extends z.ZodType = z.ZodType> {
   readonly signerField?: string
 }
 
-/** Payload types: 0x3f67xx ("g" for gpumesh). Never reuse a retired code. */
+/**
+ * Payload types: 0x3f67xx ("g" for gpumesh). Never reuse a retired code. Retired: 0x3f670c (fraud-proof
+ * layout 1, before it embedded the job request).
+ */
 const KIND_TABLE = {
   'capability-ad': { code: 0x3f6701, schema: capabilityAdSchema, maxBytes: 32 * KIB, maxLifetimeMs: 2 * DAY, replayKey: 'payload' },
   'job-request': { code: 0x3f6702, schema: jobRequestSchema, maxBytes: 64 * KIB, maxLifetimeMs: 7 * DAY, replayKey: 'nonce' },
@@ -49,7 +52,7 @@ const KIND_TABLE = {
   'failure-report': { code: 0x3f6709, schema: failureReportSchema, maxBytes: 144 * KIB, maxLifetimeMs: 400 * DAY, replayKey: 'payload' },
   attestation: { code: 0x3f670a, schema: attestationSchema, maxBytes: 16 * KIB, maxLifetimeMs: 30 * DAY, replayKey: 'payload' },
   'probe-result': { code: 0x3f670b, schema: probeResultSchema, maxBytes: 2 * KIB, maxLifetimeMs: 30 * DAY, replayKey: 'nonce' },
-  'fraud-proof': { code: 0x3f670c, schema: fraudProofSchema, maxBytes: 96 * KIB, maxLifetimeMs: 400 * DAY, replayKey: 'payload' },
+  'fraud-proof': { code: 0x3f670f, schema: fraudProofSchema, maxBytes: 152 * KIB, maxLifetimeMs: 400 * DAY, replayKey: 'payload' },
   'auction-round': { code: 0x3f670d, schema: auctionRoundSchema, maxBytes: 72 * KIB, maxLifetimeMs: 7 * DAY, replayKey: 'payload' },
   'job-cancel': { code: 0x3f670e, schema: jobCancelSchema, maxBytes: 2 * KIB, maxLifetimeMs: 1 * HOUR, replayKey: 'payload' }
 } as const satisfies Record<string, KindSpec>

@@ -6,6 +6,8 @@ import { bytes, cborCid as cid, gpuUuid, header, nonce, peerId, slug, text, time
 const embeddedEnvelope = bytes(1, 32 * 1024)
 /** Embedded receipts, up to a receipt's limit (16 KiB). */
 const embeddedReceipt = bytes(1, 16 * 1024)
+/** An embedded job request, up to a job request's limit (64 KiB). */
+const embeddedRequest = bytes(1, 64 * 1024)
 
 export const failureReasons = ['no-heartbeat', 'declined', 'no-show', 'crashed', 'output-mismatch', 'bad-receipt', 'nonpayment', 'preempted', 'cancelled', 'timeout'] as const
 
@@ -57,14 +59,18 @@ export const probeResultSchema = z.strictObject({
 })
 
 /**
- * Two or more signed receipts for the same deterministic job and inputs with different outputs.
- * Self-contained: any node can check it without asking anyone.
+ * Two or more receipts signed by `subject` for the same deterministic job and inputs with different
+ * outputs. Self-contained: any node can check it without asking anyone (protocol/trust/fraud-proof.ts).
+ * Layout 2 (payload type 0x3f670f; 0x3f670c, layout 1 without `request`, is retired): the job request
+ * rides along, because a verifier needs it to know that the job is deterministic and which inputs it has.
  */
 export const fraudProofSchema = z.strictObject({
   ...header,
   subject: peerId,
   job: cid,
   kind: z.literal('conflicting-receipts'),
+  /** The complete signed job-request envelope whose payload CID is `job`. */
+  request: embeddedRequest,
   receipts: z.array(embeddedReceipt).min(2).max(5)
 })
 

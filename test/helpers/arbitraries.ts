@@ -144,7 +144,7 @@ export const payloads: { [K in Kind]: fc.Arbitrary<PayloadOf<K>> } = {
     subject: peerId, nonce, kind: fc.constantFrom('ping' as const, 'capability' as const, 'freivalds-matmul' as const), ok: fc.boolean(), durationMs: small
   }, { rttMs: small, size: small, detail: text(256) })),
   'fraud-proof': withHeader('fraud-proof', obj({
-    subject: peerId, job: cid, kind: fc.constant('conflicting-receipts' as const), receipts: fc.array(bytes(64), { minLength: 2, maxLength: 5 })
+    subject: peerId, job: cid, kind: fc.constant('conflicting-receipts' as const), request: bytes(256), receipts: fc.array(bytes(64), { minLength: 2, maxLength: 5 })
   })),
   'auction-round': withHeader('auction-round', obj({
     job: cid, round: fc.integer({ min: 2, max: 64 }), attempt: fc.integer({ min: 1, max: 16 }), excluded: fc.array(peerId, { maxLength: 3 }), request: bytes(256)
