@@ -39,10 +39,18 @@ export function spotcheckDraw (job: CID, seed: Uint8Array): number {
   return (((digest[0] as number) << 24) >>> 0) + ((digest[1] as number) << 16) + ((digest[2] as number) << 8) + (digest[3] as number)
 }
 
-/** Whether job `job` is re-run at `perMille` (1 … 1000). Exact integer arithmetic, so every node agrees. */
-export function spotchecked (job: CID, seed: Uint8Array, perMille: number): boolean {
+/**
+ * Whether a draw selects its job at `perMille` (1 … 1000): draw × 1000 < perMille × 2³², exact integer
+ * arithmetic (below 2⁵³), so every node agrees. Throws InvalidVerificationInputError for another perMille.
+ */
+export function drawSelects (draw: number, perMille: number): boolean {
   if (!Number.isInteger(perMille) || perMille < 1 || perMille > PER_MILLE) throw new InvalidVerificationInputError('perMille', `expected an integer in 1..${PER_MILLE}`)
-  return spotcheckDraw(job, seed) * PER_MILLE < perMille * DRAW_RANGE
+  return draw * PER_MILLE < perMille * DRAW_RANGE
+}
+
+/** Whether job `job` is re-run at `perMille` (1 … 1000) under `seed`. */
+export function spotchecked (job: CID, seed: Uint8Array, perMille: number): boolean {
+  return drawSelects(spotcheckDraw(job, seed), perMille)
 }
 
 export interface SpotcheckComparisonInput {

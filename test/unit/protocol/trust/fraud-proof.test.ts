@@ -48,6 +48,10 @@ describe('protocol/trust/fraud-proof', () => {
     refused(handMade([r6, framed]), RejectReason.NOT_BY_SUBJECT, 'receipts.1')
     refused(handMade([r6, r7], { subject: P2.peerId }), RejectReason.NOT_BY_SUBJECT, 'receipts.0')
     assert.throws(() => buildFraudProof(job, [r6, framed]), { reason: RejectReason.NOT_BY_SUBJECT })
+    // Another signer's receipt that one-per-output would drop (same output as r6, later CID) is still refused.
+    const shadow = [2, 3, 4, 5, 6, 7, 8].map((n) => receipt(P2, job, { outputs: outputs('6'), award: awardCid(n) })).find((r) => r.cid.toString() > r6.cid.toString())
+    assert.ok(shadow !== undefined)
+    assert.throws(() => buildFraudProof(job, [r6, r7, shadow]), { reason: RejectReason.NOT_BY_SUBJECT })
   })
 
   it('refuses a request that is not the proof\'s job, and a receipt for another job', () => {

@@ -35,11 +35,12 @@ describe('protocol/trust/replicate: choosing', () => {
     const addresses = ips({
       p1: ['/ip4/192.0.2.1/tcp/1', '/ip6/2001:db8:aa::1/tcp/1'],
       p2: ['/ip6/2001:db8:aa:1::2/tcp/1'],
-      p3: ['/ip6/2001:db8:ab::1/tcp/1', '/ip4/198.51.100.1/tcp/1']
+      p3: ['/ip6/2001:db8:ab::1/tcp/1', '/ip4/198.51.100.1/tcp/1'],
+      p4: ['/ip4/203.0.113.1/tcp/1', '/ip4/192.0.200.200/tcp/1']
     })
-    const s = selectReplicas({ ranking: [ranked(1), ranked(2), ranked(3)], k: 3, addresses })
+    const s = selectReplicas({ ranking: [ranked(1), ranked(2), ranked(3), ranked(4)], k: 3, addresses })
     assert.deepEqual(s.replicas.map((r) => r.bid.provider), ['p1', 'p3'])
-    assert.equal(s.skipped[0]?.reason, ReplicaSkip.SAME_SUBNET)
+    assert.deepEqual(s.skipped.map((x) => [x.provider, x.reason, x.conflictsWith]), [['p2', 'SAME_SUBNET', 'p1'], ['p4', 'SAME_SUBNET', 'p1']])
     assert.equal(s.shortfall, 1)
   })
 

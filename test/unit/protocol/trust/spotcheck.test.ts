@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto'
 import fc from 'fast-check'
 import { cidOfValue } from '../../../../crypto/index.js'
 import { InvalidVerificationInputError } from '../../../../protocol/trust/invalid-input.js'
-import { compareSpotcheck, spotcheckDraw, spotchecked } from '../../../../protocol/trust/spotcheck.js'
+import { compareSpotcheck, drawSelects, spotcheckDraw, spotchecked } from '../../../../protocol/trust/spotcheck.js'
 import { openedJob, outputs, provider, receipt } from '../../../helpers/trust-fixtures.js'
 
 const SEED = new Uint8Array(32).fill(0x5e)
@@ -30,6 +30,14 @@ describe('protocol/trust/spotcheck', () => {
       if (threshold > 1) assert.equal(spotchecked(jobId(n), SEED, threshold - 1), false)
       assert.equal(spotchecked(jobId(n), SEED, 1000), true)
     }
+  })
+
+  it('selects a draw strictly below perMille × 2³² / 1000: at 125 ‰ the draw 2²⁹ − 1 is in, 2²⁹ is out', () => {
+    assert.equal(drawSelects(2 ** 29 - 1, 125), true)
+    assert.equal(drawSelects(2 ** 29, 125), false)
+    assert.equal(drawSelects(0, 1), true)
+    assert.equal(drawSelects(2 ** 32 - 1, 1000), true)
+    assert.equal(drawSelects(2 ** 32 - 1, 999), false)
   })
 
   it('checks about perMille of the jobs, and another seed picks other jobs', () => {
