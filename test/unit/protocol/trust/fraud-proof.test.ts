@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
 import { Identity } from '../../../../crypto/index.js'
-import { MessageRejectedError, RejectReason, sealMessage, type FraudProof, type OpenedMessage } from '../../../../protocol/index.js'
+import { KINDS, MessageRejectedError, RejectReason, openMessage, sealMessage, type FraudProof, type OpenedMessage } from '../../../../protocol/index.js'
 import { buildFraudProof, isDeterministic, verifyFraudProof, type FraudProofFields } from '../../../../protocol/trust/fraud-proof.js'
 import { DATA, HOUR, INPUT, REQUESTER, T, awardCid, jobPayload, openedJob, outputs, provider, receipt } from '../../../helpers/trust-fixtures.js'
 
@@ -128,6 +128,15 @@ describe('protocol/trust/fraud-proof', () => {
       if (new Set(outs).size >= 2) assert.equal(verifyFraudProof(seal(fields), { now: NOW }).outputs.length, new Set(outs).size)
       else refused(fields, RejectReason.NO_CONFLICT)
     }), { numRuns: 30 })
+  })
+
+  it('the kind\'s size limit holds the largest proof the schema allows: a 64 KiB request and five 16 KiB receipts', () => {
+    const largest = handMade([], { request: new Uint8Array(65_536), receipts: Array.from({ length: 5 }, () => new Uint8Array(16_384)) })
+    const bytes = seal(largest)
+    assert.ok(bytes.byteLength <= KINDS['fraud-proof'].maxBytes, String(bytes.byteLength))
+    assert.equal(openMessage(bytes, 'fraud-proof', { now: NOW }).payload.receipts.length, 5)
+    assert.throws(() => seal({ ...largest, request: new Uint8Array(65_537) }), { reason: RejectReason.INVALID_FIELD })
+    assert.throws(() => seal({ ...largest, receipts: [...largest.receipts, r6.bytes] }), { reason: RejectReason.INVALID_FIELD })
   })
 
   it('needs no requester signature on the embedded request: the payload is the job', () => {
