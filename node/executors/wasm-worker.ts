@@ -7,11 +7,14 @@
 import { readFile } from 'node:fs/promises'
 import { WASI } from 'node:wasi'
 import { parentPort, workerData } from 'node:worker_threads'
+import { deterministicImports } from './wasm-determinism.js'
 
 /** What the parent sends through `workerData`. */
 export interface WasmWorkerData {
   /** Host path of the module. */
   modulePath: string
+  /** The job id: seeds the module's random stream (wasm-determinism.ts). */
+  job: string
   args: string[]
   env: Record<string, string>
   /** Host path mapped to the guest's `/work` preopen. */
@@ -53,9 +56,12 @@ async function runModule (data: WasmWorkerData): Promise<WasmWorkerReply> {
       stderr: data.stderr
     })
     const module = await wasm.compile(await readFile(data.modulePath))
-    instance = await wasm.instantiate(module, wasi.getImportObject())
+    let memory: { buffer: ArrayBuffer } | undefined
+    const imports = wasi.getImportObject() as Parameters<typeof deterministicImports>[0]
+    instance = await wasm.instantiate(module, deterministicImports(imports, data.job, () => memory))
     if (typeof instance.exports._start !== 'function') return { type: 'start-failed', message: 'module exports no _start function' }
     if (!(instance.exports.memory instanceof wasm.Memory)) return { type: 'start-failed', message: 'module exports no memory' }
+    memory = instance.exports.memory as unknown as { buffer: ArrayBuffer }
   } catch (err) {
     return { type: 'start-failed', message: (err as Error).message }
   }

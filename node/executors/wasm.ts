@@ -5,13 +5,15 @@
  *   guest sees the work dir as the preopen `/work` (fd 3) and gets `argv` as its arguments.
  * - Fresh work dir per run (mkdtemp, 0700), removed after the outputs are collected; outputs are
  *   regular files inside the work dir, under a total size cap (see jobfs.ts).
- * - Environment: only allow-listed names from the request, plus CUDA_VISIBLE_DEVICES /
- *   NVIDIA_VISIBLE_DEVICES set to the allocated GPU UUIDs (a module cannot use a GPU, but sees them).
+ * - Environment: only allow-listed names from the request. Unlike the other executors, no
+ *   CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES: a module cannot use a GPU, and the UUIDs of
+ *   whichever GPUs were allocated would make two runs of one job differ.
  * - stdout/stderr go to files in a private temp dir and are read back after the run: **wasm logs
  *   arrive at the end**, as 'log' events, stdout first then stderr (their interleaving is lost), each
  *   stream capped at `maxLogBytes`.
- * - Determinism: nothing is added beyond WASI, but node:wasi still exposes `clock_time_get` and
- *   `random_get`, so byte-for-byte re-execution holds only for modules that do not use them.
+ * - Determinism: the WASI calls that would hand the module the host's state (clocks, randomness,
+ *   file ids and times) are replaced by wasm-determinism.ts, so a run is reproducible byte for byte
+ *   (protocol/README.md §5.9); directory listing order and real-time sleeps are not covered.
  * - node:wasi runs synchronously, so the module runs in a worker thread; on timeout or cancellation
  *   the worker is terminated and the result is exitCode 137 (128 + SIGKILL, as if killed) with reason
  *   'timeout' / 'cancelled'. A run cancelled before the module starts gives -1 / 'cancelled'.
@@ -105,8 +107,9 @@ export class WasmExecutor implements Executor {
     try {
       const data: WasmWorkerData = {
         modulePath: at.modulePath,
+        job: request.job,
         args: request.argv,
-        env: jobEnv(request.env, this.options.envAllowlist ?? [], request.gpus),
+        env: jobEnv(request.env, this.options.envAllowlist ?? [], []),
         workdir: at.workdir,
         stdin,
         stdout,

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -36,7 +37,9 @@ executorCompliance('wasm', () => new WasmExecutor({ envAllowlist: ['GPUMESH_TEST
   // A busy wait on WASI's monotonic clock: the worker can be terminated mid-wait.
   sleepArgv: (ms) => ['box.wasm', 'sleep', String(ms)],
   envArgv: (name) => ['box.wasm', 'var', name],
-  inputs: [boxInput]
+  inputs: [boxInput],
+  // a module cannot use a GPU, and the allocated GPUs' UUIDs would make two runs of one job differ
+  skip: ['exposes allocated GPUs by UUID']
 })
 
 const dec = new TextDecoder()
@@ -144,12 +147,66 @@ describe('WasmExecutor', function () {
     assert.match(result.detail ?? '', /big\.txt/)
   })
 
-  it('passes GPU UUIDs but not a job-supplied CUDA_VISIBLE_DEVICES', async () => {
+  it('passes neither the allocated GPUs nor a job-supplied CUDA_VISIBLE_DEVICES', async () => {
     executor = new WasmExecutor({ tmpRoot: root, envAllowlist: ['CUDA_VISIBLE_DEVICES'] })
-    const none = await run(request(['var', 'CUDA_VISIBLE_DEVICES'], { env: { CUDA_VISIBLE_DEVICES: 'all' } }))
-    assert.equal(none.stdout, '')
-    const some = await run(request(['var', 'CUDA_VISIBLE_DEVICES'], { env: { CUDA_VISIBLE_DEVICES: 'all' }, gpus: ['GPU-1'] }))
-    assert.equal(some.stdout, 'GPU-1')
+    for (const gpus of [[], ['GPU-1']]) {
+      for (const name of ['CUDA_VISIBLE_DEVICES', 'NVIDIA_VISIBLE_DEVICES']) {
+        const { stdout } = await run(request(['var', name], { env: { CUDA_VISIBLE_DEVICES: 'all' }, gpus }))
+        assert.equal(stdout, '', `${name} with gpus ${gpus.join(',')}`)
+      }
+    }
+  })
+
+  describe('host state (protocol/README.md §5.9)', () => {
+    let hostState: Uint8Array
+    before(async () => { hostState = await assemble('host-state.wat', await readFile(join(FIXTURES, 'host-state.wat'), 'utf8')) })
+
+    async function readHostState (job: string, input = 'hello'): Promise<DataView> {
+      const { result } = await run({
+        ...request([]),
+        job,
+        argv: ['host-state.wasm'],
+        inputs: [{ path: 'host-state.wasm', bytes: hostState }, { path: 'in.txt', bytes: new TextEncoder().encode(input) }],
+        outputs: ['o.bin']
+      })
+      assert.equal(result.exitCode, 0, result.detail)
+      const out = result.outputs[0]?.bytes
+      assert.equal(out?.length, 128)
+      return new DataView(out.buffer, out.byteOffset, out.byteLength)
+    }
+
+    it('gives two runs of one job the same clocks, randomness and file stats, byte for byte', async () => {
+      const a = await readHostState('job-a')
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      const b = await readHostState('job-a')
+      assert.deepEqual(new Uint8Array(a.buffer, a.byteOffset, 128), new Uint8Array(b.buffer, b.byteOffset, 128))
+    })
+
+    it('starts every clock at 0 and advances it 1 ns per read', async () => {
+      const v = await readHostState('job-a')
+      assert.equal(v.getBigUint64(0, true), 0n)
+      assert.equal(v.getBigUint64(8, true), 1n)
+    })
+
+    it('draws randomness from SHA-256 in counter mode over the domain and the job id', async () => {
+      const v = await readHostState('job-a')
+      const block = (ctr: number): Buffer => {
+        const c = Buffer.alloc(8)
+        c.writeBigUInt64BE(BigInt(ctr))
+        return createHash('sha256').update('gpumesh/wasm-random/1\njob-a').update(c).digest()
+      }
+      const expected = Buffer.concat([block(0), block(1)]).subarray(0, 48)
+      assert.deepEqual(Buffer.from(v.buffer, v.byteOffset + 16, 48), expected)
+      const other = await readHostState('job-b')
+      assert.notDeepEqual(Buffer.from(other.buffer, other.byteOffset + 16, 48), expected)
+    })
+
+    it('zeroes the device, inode and times of a file stat but keeps its type and size', async () => {
+      const v = await readHostState('job-a', 'twelve bytes')
+      for (const at of [0, 8, 40, 48, 56]) assert.equal(v.getBigUint64(64 + at, true), 0n, `offset ${at}`)
+      assert.equal(v.getUint8(64 + 16), 4, 'regular file')
+      assert.equal(v.getBigUint64(64 + 32, true), 12n, 'size')
+    })
   })
 })
 
