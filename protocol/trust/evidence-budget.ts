@@ -7,7 +7,7 @@
 import type { Kind } from '../kinds.js'
 import { BudgetRefusal } from './budget.js'
 
-/** Bytes of evidence kept per signer: sixteen failure reports at their largest, hundreds of receipts. */
+/** Bytes of evidence kept per signer: fourteen failure reports at their largest (144 KiB), hundreds of receipts. */
 export const EVIDENCE_BYTES_PER_SIGNER = 2 * 1024 * 1024
 /** Bytes of other peers' evidence kept in all. */
 export const EVIDENCE_BYTES_TOTAL = 256 * 1024 * 1024
