@@ -60,7 +60,10 @@ describe('token bucket (protocol/trust/budget.ts)', () => {
 
   it('a clock that goes back earns nothing', () => {
     const empty = takeMany(undefined, RATE.burst, T0).bucket
-    assert.equal(takeToken(empty, RATE, T0 - 10 * RATE.refillMs).ok, false)
+    const back = takeToken(empty, RATE, T0 - 10 * RATE.refillMs)
+    assert.equal(back.ok, false)
+    // and loses nothing: no debt, the refill clock where it was
+    assert.deepEqual(back.bucket, { tokens: 0, since: T0 })
   })
 
   it('refuses a rate that is not whole and positive', () => {
