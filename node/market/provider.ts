@@ -162,10 +162,11 @@ export class ProviderMarket {
   /**
    * The budgets (protocol/trust/budget.ts): no more open offers than the cap (checked first, so a
    * job refused for it costs its requester nothing), and a token from the requester's bucket. This
-   * node's own jobs are not charged.
+   * node's own jobs are not charged, nor is anyone while it does not sell.
    */
   private admitJob (requester: string): BudgetRefusal | undefined {
-    if (requester === this.options.peerId) return undefined
+    // a node that does not sell decides nothing on jobs: nothing to charge
+    if (requester === this.options.peerId || this.options.ad() === undefined) return undefined
     if (!offerAdmitted(this.agent.openOffers)) return BudgetRefusal.OFFER_LIMIT
     return this.budget.admit(requester, this.now())
   }

@@ -2,7 +2,9 @@ import assert from 'node:assert/strict'
 import type { GossipsubMessage, Message } from '@libp2p/gossipsub'
 import type { Daemon } from '../../node/daemon.js'
 import { GOSSIP_SCORE_THRESHOLDS, SCORE_DECAY_INTERVAL_MS } from '../../node/peer-score.js'
-import { marketTopic, openMessage } from '../../protocol/index.js'
+import { Identity, cidOfValue, type CID } from '../../crypto/index.js'
+import { EVIDENCE_TOPIC, marketTopic, openMessage, sealMessage } from '../../protocol/index.js'
+import { STRANGER_JOB_RATE } from '../../protocol/trust/budget.js'
 import { untilJob } from '../helpers/network.js'
 import { FINAL_STATUSES, SHORT_LEASE_MARKET, TEST_GPU, useNetwork } from '../helpers/market-network.js'
 
@@ -18,12 +20,15 @@ describe('gossipsub peer scoring (in-process)', function () {
   const network = useNetwork([
     { region: 'eu', gpus: [TEST_GPU], priceFloor: 1, market: SHORT_LEASE_MARKET },
     { sell: false, market: SHORT_LEASE_MARKET },
+    { sell: false, market: SHORT_LEASE_MARKET },
     { sell: false, market: SHORT_LEASE_MARKET }
   ])
 
   // the attacker's own jobs ask below the provider's floor: no one bids, they only travel as gossip
   const unbiddable = { command: ['/bin/true'], maxRuntimeSec: 30, maxPrice: 0.5, bidWindowMs: 60_000 }
-  const honestJob = { command: ['/bin/sh', '-c', 'echo ok > out.txt'], outputs: ['out.txt'], maxRuntimeSec: 30, maxPrice: 3, bidWindowMs: 2_500 }
+  const honestJob: { id?: string, [k: string]: unknown } = { command: ['/bin/sh', '-c', 'echo ok > out.txt'], outputs: ['out.txt'], maxRuntimeSec: 30, maxPrice: 3, bidWindowMs: 2_500 }
+
+  const spec = (job: Record<string, unknown>): Record<string, unknown> => { const { id: _, ...fields } = job; return fields }
 
   const isJob = (bytes: Uint8Array, id: string): boolean => {
     try { return openMessage(bytes, 'job-request', { now: Date.now() }).cid.toString() === id } catch { return false }
@@ -71,7 +76,7 @@ describe('gossipsub peer scoring (in-process)', function () {
       assert.ok(score() >= 0, `score ${score()} before any rejection`)
 
       // the honest job is on its way while the attack goes on
-      const { job: honest } = await requester.market!.submit(honestJob)
+      const { job: honest } = await requester.market!.submit(spec(honestJob))
 
       // five forgeries: random bytes (MALFORMED_ENVELOPE) and the attacker's own job with a flipped byte (BAD_SIGNATURE)
       const original = watcher.seen.find((s) => s.at === requester && isJob(s.data, before))!.data
@@ -99,14 +104,55 @@ describe('gossipsub peer scoring (in-process)', function () {
       assert.ok(score() < GOSSIP_SCORE_THRESHOLDS.graylistThreshold, 'still graylisted three heartbeats on')
 
       const view = await untilJob(requester, honest, (v) => FINAL_STATUSES.has(v.status), 60_000)
+      honestJob.id = honest
       assert.equal(view.status, 'settled', `${view.reason ?? ''}: ${view.events.map((e) => `${e.type}: ${e.text}`).join('; ')}`)
     } finally {
       watcher.stop()
     }
   })
+
+  it('budgets: a stranger\'s job requests past its burst are refused RATE_LIMITED by the provider, its evidence about nothing known is not kept, about a known job it is', async () => {
+    const [provider, requester, , stranger] = network.net.nodes as [Daemon, Daemon, Daemon, Daemon]
+    const strangerId = stranger.node.peerId.toString()
+    await stranger.node.dial(requester.node.getMultiaddrs()[0]!)
+    await stranger.node.dial(provider.node.getMultiaddrs()[0]!)
+    for (const d of [requester, provider]) {
+      await until('the stranger joins the market and evidence topics', () => [marketTopic(), EVIDENCE_TOPIC].every((t) => d.node.services.pubsub.getSubscribers(t).some((p) => p.toString() === strangerId)), 10_000)
+    }
+    // the burst and a few more, as fast as the stranger can sign them
+    const limitedBefore = await rejections(provider, 'RATE_LIMITED')
+    const extra = 6
+    const started = Date.now()
+    for (let i = 0; i < STRANGER_JOB_RATE.burst + extra; i++) await stranger.market!.submit(unbiddable)
+    const elapsedMs = Date.now() - started
+    // every request past the burst is refused, less the tokens earned while they were sent (one a second)
+    const refills = Math.floor(elapsedMs / STRANGER_JOB_RATE.refillMs)
+    const deadline = Date.now() + 10_000
+    let limited = 0
+    while ((limited = await rejections(provider, 'RATE_LIMITED') - limitedBefore) < Math.max(1, extra - refills) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+    assert.ok(limited >= Math.max(1, extra - refills) && limited <= extra, `${limited} refused of ${STRANGER_JOB_RATE.burst + extra} sent in ${elapsedMs} ms`)
+
+    // evidence: a failure report about a job and a peer the requester never heard of, then one about its honest job
+    const now = Date.now()
+    const report = (job: CID, subject: string) => sealMessage(stranger.identity, 'failure-report', {
+      v: 1, issuedAt: now, expiresAt: now + 3_600_000, job, subject, reason: 'no-show', observedAt: now, evidence: []
+    })
+    const irrelevant = report(cidOfValue({ unrelated: now }).cid, new Identity(new Uint8Array(32).fill(7)).peerId)
+    const relevant = report(openMessage((await requester.market!.store.getEnvelope(honestJob.id!))!, 'job-request', { now: Date.now(), historical: true }).cid, provider.node.peerId.toString())
+    const irrelevantBefore = await rejections(requester, 'IRRELEVANT')
+    await stranger.market!.gossip.publish(irrelevant, [EVIDENCE_TOPIC])
+    await stranger.market!.gossip.publish(relevant, [EVIDENCE_TOPIC])
+    const keptBy = Date.now() + 10_000
+    while (await requester.market!.store.getEnvelope(relevant.cid.toString()) === undefined) {
+      if (Date.now() > keptBy) assert.fail('the report about the requester\'s job was not kept')
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    assert.equal(await rejections(requester, 'IRRELEVANT'), irrelevantBefore + 1)
+    assert.equal(await requester.market!.store.getEnvelope(irrelevant.cid.toString()), undefined)
+  })
 })
 
-async function rejections (daemon: Daemon): Promise<number> {
+async function rejections (daemon: Daemon, reason?: string): Promise<number> {
   const metric = await daemon.metrics.messagesRejected.get()
-  return metric.values.reduce((n, v) => n + v.value, 0)
+  return metric.values.filter((v) => reason === undefined || v.labels.reason === reason).reduce((n, v) => n + v.value, 0)
 }
