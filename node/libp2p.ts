@@ -17,11 +17,12 @@ import { tcp } from '@libp2p/tcp'
 import { webSockets } from '@libp2p/websockets'
 import type { Datastore } from 'interface-datastore'
 import { createLibp2p, type Libp2p } from 'libp2p'
-import { PROTOCOLS } from '../protocol/index.js'
+import { EVIDENCE_TOPIC, PROTOCOLS, providerTopics } from '../protocol/index.js'
 import type { Config } from './config/schema.js'
 import { GOSSIP_MAX_RPC_BYTES, countDroppedRpcs } from './gossip-limits.js'
 import { silentLoggers, type Logger } from './logger.js'
 import type { NodeMetrics } from './metrics.js'
+import { GOSSIP_SCORE_THRESHOLDS, gossipScoreParams } from './peer-score.js'
 import { blobService, type BlobService } from './services/blob.js'
 import { capabilityService, type CapabilityService } from './services/capability.js'
 import { execService, type ExecService } from './services/exec.js'
@@ -89,7 +90,9 @@ export async function buildLibp2p (options: BuildOptions): Promise<GpumeshLibp2p
       maxInboundDataLength: GOSSIP_MAX_RPC_BYTES,
       // bootstrap peers hand pruned peers to others, so late joiners still find a mesh
       doPX: role === 'bootstrap',
-      ...(config.gossip.allowColocation ? { scoreParams: { IPColocationFactorWeight: 0 } } : {})
+      // rejected messages cost their sender score; spammers are graylisted (node/peer-score.ts)
+      scoreParams: gossipScoreParams([...providerTopics(config.provider.region), EVIDENCE_TOPIC], { allowColocation: config.gossip.allowColocation }),
+      scoreThresholds: GOSSIP_SCORE_THRESHOLDS
     }),
     capability: capabilityService({ metrics: options.metrics, now: options.now }),
     // the daemon sets services.blob.store once its blob store is open

@@ -56,6 +56,11 @@ export class AuditLog {
     if (w.awards.length < 16) w.awards.push(award)
   }
 
+  /** Whether this node saw `job`'s request on gossip (and still remembers it). */
+  watches (job: string): boolean {
+    return this.jobs.get(job)?.request !== undefined
+  }
+
   /** Check every award seen for `job`; undefined when the job request was not seen. */
   check (job: string): AuditResult[] | undefined {
     const w = this.jobs.get(job)

@@ -12,14 +12,14 @@ import {
   EVIDENCE_TOPIC, MessageRejectedError, RejectReason, ReplayCache, TOPIC_PREFIX, openMessage, replayKey,
   type Kind, type OpenedMessage, type SealedMessage
 } from '../../protocol/index.js'
+import { EVIDENCE_KINDS, type EvidenceKind } from '../../protocol/trust/evidence-budget.js'
 import type { GpumeshLibp2p } from '../libp2p.js'
 import type { Logger } from '../logger.js'
 import type { NodeMetrics } from '../metrics.js'
 
 export const MARKET_KINDS = ['job-request', 'auction-round', 'bid', 'award'] as const satisfies readonly Kind[]
-export const EVIDENCE_KINDS = ['receipt', 'failure-report', 'attestation', 'probe-result', 'fraud-proof'] as const satisfies readonly Kind[]
 export type MarketKind = typeof MARKET_KINDS[number]
-export type EvidenceKind = typeof EVIDENCE_KINDS[number]
+export { EVIDENCE_KINDS, type EvidenceKind }
 export type GossipKind = MarketKind | EvidenceKind
 
 /** Reasons that do not prove the sender misbehaved: ignore, do not penalise. */
@@ -30,6 +30,13 @@ export interface GossipOptions {
   now: () => number
   log: Logger
   metrics?: NodeMetrics
+  /**
+   * A budget after the checks (protocol/trust/): a reason to refuse a valid message this node does
+   * not want (evidence about nothing it knows, a signer over its quota). Refused messages are
+   * IGNOREd: neither kept nor relayed, and their sender is not penalised (it may know what this
+   * node does not).
+   */
+  admit?: (message: OpenedMessage<GossipKind>) => string | undefined
   /** Called once for each accepted message (not for this node's own). */
   onMessage: (message: OpenedMessage<GossipKind>, topic: string, from: string) => void
 }
@@ -78,15 +85,24 @@ export class MarketGossip {
     this.topics.clear()
   }
 
+  private refused (topic: string, peer: PeerId, reason: string, error: string): void {
+    this.options.metrics?.messagesRejected.inc({ kind: `gossip:${topic.slice(TOPIC_PREFIX.length + 1)}`, reason })
+    this.options.log.debug('gossip message refused', { topic, from: peer.toString(), reason, error })
+  }
+
   private validate (topic: string, kinds: readonly Kind[], peer: PeerId, message: Message): TopicValidatorResult {
     let opened: OpenedMessage<GossipKind>
     try {
       opened = openMessage(message.data, kinds as readonly GossipKind[], { now: this.options.now(), replay: this.replay })
     } catch (err) {
       if (!(err instanceof MessageRejectedError)) throw err
-      this.options.metrics?.messagesRejected.inc({ kind: `gossip:${topic.slice(TOPIC_PREFIX.length + 1)}`, reason: err.reason })
-      this.options.log.debug('gossip message refused', { topic, from: peer.toString(), reason: err.reason, error: err.message })
+      this.refused(topic, peer, err.reason, err.message)
       return IGNORED.has(err.reason) ? TopicValidatorResult.Ignore : TopicValidatorResult.Reject
+    }
+    const refusal = this.options.admit?.(opened)
+    if (refusal !== undefined) {
+      this.refused(topic, peer, refusal, `${opened.kind} ${opened.cid.toString()} by ${opened.signer}`)
+      return TopicValidatorResult.Ignore
     }
     const from = peer.toString()
     // hand it over after gossipsub has taken its decision (never throw into gossipsub)

@@ -22,6 +22,8 @@ import type { LoggerFactory } from '../logger.js'
 import type { NodeMetrics } from '../metrics.js'
 import type { NodeStore } from '../storage.js'
 import { AuditLog } from './audit.js'
+import { BudgetRefusal } from '../../protocol/trust/budget.js'
+import { EVIDENCE_KINDS, EvidenceQuota, evidenceSubjects, isRelevant, type EvidenceKind } from '../../protocol/trust/evidence-budget.js'
 import { MarketGossip, type GossipKind } from './gossip.js'
 import { JobSpecError, buildJobRequest, validateJobSpec, type JobSpecFields } from './job-spec.js'
 import { ledgerView } from './ledger-view.js'
@@ -65,7 +67,8 @@ export class Market {
     readonly store: MarketStore,
     readonly gossip: MarketGossip,
     readonly requester: RequesterMarket,
-    readonly provider: ProviderMarket
+    readonly provider: ProviderMarket,
+    private readonly quota: EvidenceQuota
   ) {}
 
   static async start (options: MarketOptions): Promise<Market> {
@@ -75,13 +78,16 @@ export class Market {
     const blobs = await BlobStore.open(join(options.dataDir, 'blobs'))
     node.services.blob.store = blobs
     const store = new MarketStore(options.nodeStore.database, options.nodeStore.journal)
+    const quota = new EvidenceQuota()
+    await store.loadEvidenceQuota(quota)
     let market: Market | undefined
     const gossip = new MarketGossip({
       node,
       now,
       log: loggers.forComponent('gossip'),
       ...(metrics !== undefined ? { metrics } : {}),
-      onMessage: (message) => { market?.dispatch(message) }
+      onMessage: (message) => { market?.dispatch(message) },
+      admit: (message) => market?.admitEvidence(message)
     })
     const requester = new RequesterMarket({
       signer: options.signer,
@@ -112,7 +118,7 @@ export class Market {
       log: loggers.forComponent('provider'),
       ...(metrics !== undefined ? { metrics } : {}),
     })
-    market = new Market(options, blobs, store, gossip, requester, provider)
+    market = new Market(options, blobs, store, gossip, requester, provider, quota)
     await requester.load()
     // work in flight at the last stop cannot be resumed: its ledger entries say so
     for (const entry of await store.ledger()) {
@@ -154,9 +160,26 @@ export class Market {
         void this.store.putEnvelope(message.cid.toString(), message.bytes).catch(() => {})
         return
       default:
-        // evidence: kept for the trust layer (DESIGN §7), which reads them from the store
-        void this.store.putEnvelope(message.cid.toString(), message.bytes).catch(() => {})
+        // evidence (admitted by admitEvidence): kept for the trust layer (DESIGN §7), which reads it from the store
+        void this.store.putEvidence(message.cid.toString(), message.signer, message.bytes).catch(() => {})
     }
+  }
+
+  /**
+   * Evidence is kept (and relayed) only when it is about a job this node submitted or watched, or
+   * a peer it is connected to (or itself), and within its signer's and the store's quota
+   * (protocol/trust/evidence-budget.ts). Market messages pass.
+   */
+  admitEvidence (message: OpenedMessage<GossipKind>): BudgetRefusal | undefined {
+    if (!(EVIDENCE_KINDS as readonly string[]).includes(message.kind)) return undefined
+    const me = this.options.signer.peerId
+    const knows = {
+      job: (id: string) => this.audit.watches(id) || this.requester.view(id) !== undefined,
+      peer: (id: string) => id === me || this.options.node.getConnections().some((c) => c.remotePeer.toString() === id)
+    }
+    const subjects = evidenceSubjects(message.kind as EvidenceKind, message.payload as unknown as Record<string, unknown>, message.signer)
+    if (!isRelevant(subjects, knows)) return BudgetRefusal.IRRELEVANT
+    return this.quota.charge(message.signer, message.bytes.byteLength)
   }
 
   /** Validate a job spec from the API, import its inputs, sign and submit the job. */

@@ -18,6 +18,7 @@ import {
   type AuctionRoundInfo, type Cancel, type OpenedMessage, type ProviderAgentEffect, type ProviderAgentEvent, type ProviderStatus,
   type Scheduler, type SealedMessage
 } from '../../protocol/index.js'
+import { BudgetRefusal, RequesterBudget, offerAdmitted } from '../../protocol/trust/budget.js'
 import type { Logger } from '../logger.js'
 import type { ExecChannel, ExecFrame } from '../services/exec.js'
 import { sealBid } from './provider-messages.js'
@@ -59,6 +60,8 @@ const isRejection = (err: unknown): err is MessageRejectedError => err instanceo
 
 export class ProviderMarket {
   private readonly agent: ProviderAgent
+  /** Job requests per requester: a stranger's rate for everyone until a trust hook is passed. */
+  private readonly budget = new RequesterBudget()
   private readonly jobs: ProviderJobs
   private readonly scheduler: Scheduler
   private ad: SealedMessage<'capability-ad'> | undefined
@@ -145,9 +148,27 @@ export class ProviderMarket {
   // Bidding
   // -------------------------------------------------------------------------------------------
 
-  /** A job request (round 1) or a re-opened round of one. */
+  /** A job request (round 1) or a re-opened round of one, within this provider's budgets. */
   onJob (request: OpenedMessage<'job-request'>, round?: AuctionRoundInfo): void {
+    const refusal = this.admitJob(request.signer)
+    if (refusal !== undefined) {
+      this.options.metrics?.messagesRejected.inc({ kind: 'job-request', reason: refusal })
+      this.log.debug('job request refused', { job: request.cid.toString(), requester: request.signer, reason: refusal })
+      return
+    }
     this.drive({ type: 'job-seen', now: this.now(), job: request, ...(round !== undefined ? { round } : {}) })
+  }
+
+  /**
+   * The budgets (protocol/trust/budget.ts): no more open offers than the cap (checked first, so a
+   * job refused for it costs its requester nothing), and a token from the requester's bucket. This
+   * node's own jobs are not charged, nor is anyone while it does not sell.
+   */
+  private admitJob (requester: string): BudgetRefusal | undefined {
+    // a node that does not sell decides nothing on jobs: nothing to charge
+    if (requester === this.options.peerId || this.options.ad() === undefined) return undefined
+    if (!offerAdmitted(this.agent.openOffers)) return BudgetRefusal.OFFER_LIMIT
+    return this.budget.admit(requester, this.now())
   }
 
   /** A bid seen on gossip (for damping). */

@@ -7,6 +7,8 @@
  *   market-ledger/<award cid>            one ledger entry per award, from this node's side (JSON)
  *   market-envelopes/<payload cid>       signed envelopes: job requests, awards, statuses, receipts,
  *                                        payments, failure reports (raw bytes)
+ *   market-evidence-quota/<signer>       bytes of other peers' gossiped evidence kept, per signer (JSON
+ *                                        number; protocol/trust/evidence-budget.ts bounds it)
  *
  * Records are plain JSON; anything signed is kept as its envelope bytes and re-opened (historically)
  * when read, so a record is never trusted beyond what its signatures show.
@@ -16,6 +18,7 @@
  * time, so the journal's last line for a key is the value the database holds.
  */
 import type { Level } from 'level'
+import type { EvidenceQuota } from '../../protocol/trust/evidence-budget.js'
 import { encodeJsonLine, type StoreJournal } from '../store-journal.js'
 import type { LedgerEntry } from './views.js'
 
@@ -23,7 +26,7 @@ type Section = 'requester' | 'provider' | 'ledger'
 type JsonSublevel = ReturnType<typeof jsonSublevel>
 
 /** The database sublevel of a market section: `market-<section>`. */
-export const marketSublevel = (section: Section | 'envelopes'): string => `market-${section}`
+export const marketSublevel = (section: Section | 'envelopes' | 'evidence-quota'): string => `market-${section}`
 
 function jsonSublevel (db: Level<string, unknown>, name: Section) {
   return db.sublevel<string, unknown>(marketSublevel(name), { valueEncoding: 'json' })
@@ -38,6 +41,7 @@ export class MarketStore {
   private readonly json: Record<Section, JsonSublevel>
   private readonly text: Record<Section, ReturnType<typeof textSublevel>>
   private readonly envelopes
+  private readonly quota
   /** The write in flight per key (`<section>/<key>`): the next write to that key waits for it. */
   private readonly writing = new Map<string, Promise<void>>()
   /** Envelopes already journaled (content-addressed: written once, however often they arrive). */
@@ -48,6 +52,7 @@ export class MarketStore {
     this.json = { requester: jsonSublevel(db, 'requester'), provider: jsonSublevel(db, 'provider'), ledger: jsonSublevel(db, 'ledger') }
     this.text = { requester: textSublevel(db, 'requester'), provider: textSublevel(db, 'provider'), ledger: textSublevel(db, 'ledger') }
     this.envelopes = db.sublevel<string, Uint8Array>(marketSublevel('envelopes'), { valueEncoding: 'view' })
+    this.quota = db.sublevel<string, number>(marketSublevel('evidence-quota'), { valueEncoding: 'json' })
   }
 
   /** Run `write` after the write in flight to the same key, database first, then the journal. */
@@ -92,6 +97,25 @@ export class MarketStore {
       await this.journal.append([{ s: 'envelopes', k: cid, b: Buffer.from(bytes).toString('base64') }])
       this.journaled.add(cid)
     })
+  }
+
+  /**
+   * Keep a peer's gossiped evidence, charged to its signer. The caller has admitted it against an
+   * EvidenceQuota (loaded with `loadEvidenceQuota`); the bytes used are written after the envelope,
+   * so a crash between the two under-counts one message, never blocks a signer for nothing. Not
+   * journaled: a database rebuilt from the journal starts its quota again.
+   */
+  async putEvidence (cid: string, signer: string, data: Uint8Array): Promise<void> {
+    await this.putEnvelope(cid, data)
+    await this.serially(`evidence-quota/${signer}`, async () => {
+      const used = (await this.quota.get(signer)) ?? 0
+      await this.quota.put(signer, used + data.byteLength)
+    })
+  }
+
+  /** Charge `quota` with the evidence already kept, signer by signer. */
+  async loadEvidenceQuota (quota: EvidenceQuota): Promise<void> {
+    for await (const [signer, bytes] of this.quota.iterator()) quota.load(signer, bytes)
   }
 
   async getEnvelope (cid: string): Promise<Uint8Array | undefined> {

@@ -161,6 +161,16 @@ export class ProviderAgent {
     return this.pending.size
   }
 
+  /**
+   * Offers not yet awarded: bids out and waiting, bids waiting out their damping delay, bids being
+   * sealed. The shell bounds them (protocol/trust/budget.ts, MAX_OPEN_OFFERS).
+   */
+  get openOffers (): number {
+    let n = this.pending.size + this.sealing.size
+    for (const o of this.live.values()) if (o.state.status === 'offered') n++
+    return n
+  }
+
   /** Offers that ended, by final status. */
   get ended (): Readonly<Partial<Record<ProviderStatus, number>>> {
     return { ...this.endedCounts }

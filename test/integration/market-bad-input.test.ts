@@ -24,10 +24,13 @@ describe('the market under bad input (in-process)', function () {
   let net: TestNetwork
   let requester: Daemon
   let attacker: Daemon
+  /** Publishes the forgeries: gossipsub's peer scoring graylists it (node/peer-score.ts), so the attacker's valid-but-hostile messages come from another peer. */
+  let forger: Daemon
 
   const network = useNetwork([
     { region: 'eu-west', gpus: [GPU], priceFloor: 1, market: MARKET },
     { region: 'eu-west', gpus: [GPU], priceFloor: 2, market: MARKET },
+    { sell: false, market: MARKET },
     { sell: false, market: MARKET },
     { sell: false, market: MARKET }
   ])
@@ -35,6 +38,7 @@ describe('the market under bad input (in-process)', function () {
     net = network.net
     requester = net.nodes[2] as Daemon
     attacker = net.nodes[3] as Daemon
+    forger = net.nodes[4] as Daemon
   })
 
   const until = untilJob
@@ -43,9 +47,9 @@ describe('the market under bad input (in-process)', function () {
     ({ command: ['/bin/sh', '-c', 'echo ok > out.txt'], outputs: ['out.txt'], maxRuntimeSec: 30, maxPrice: 3, ...fields })
 
   it('forged, tampered, replayed and random gossip is refused; the honest auction goes on', async () => {
-    // the attacker watches the market topic for the first honest bid
+    // the forger watches the market topic for the first honest bid
     const seen: Uint8Array[] = []
-    const pubsub = attacker.node.services.pubsub
+    const pubsub = forger.node.services.pubsub
     const onMessage = (evt: CustomEvent<Message>): void => { if (evt.detail.topic === marketTopic()) seen.push(evt.detail.data) }
     pubsub.addEventListener('message', onMessage)
     const rejectedBefore = await rejections(requester)
@@ -53,13 +57,13 @@ describe('the market under bad input (in-process)', function () {
     await until(requester, id, (v) => v.bids.length >= 1)
     const isBid = (bytes: Uint8Array): boolean => { try { openMessage(bytes, 'bid', { now: Date.now() }); return true } catch { return false } }
     const honest = seen.find(isBid) as Uint8Array
-    assert.ok(honest !== undefined, 'the attacker saw a bid')
+    assert.ok(honest !== undefined, 'the forger saw a bid')
     const tampered = honest.slice()
     tampered[tampered.length - 1] = (tampered[tampered.length - 1] as number) ^ 1
     const random = new Uint8Array(300).map((_, i) => (i * 73) % 256)
-    // the honest bid's payload signed by the attacker: it names another provider than its signer
+    // the honest bid's payload signed by the forger: it names another provider than its signer
     const payload = openMessage(honest, 'bid', { now: Date.now() }).payload
-    const resigned = sealEnvelope(attacker.identity, ENVELOPE_DOMAIN, payloadTypeOf('bid'), encodePayload('bid', payload).bytes)
+    const resigned = sealEnvelope(forger.identity, ENVELOPE_DOMAIN, payloadTypeOf('bid'), encodePayload('bid', payload).bytes)
     for (const bytes of [tampered, random, resigned, honest]) await pubsub.publish(marketTopic(), bytes).catch(() => {})
     const view = await until(requester, id, (v) => FINAL.has(v.status))
     pubsub.removeEventListener('message', onMessage)
