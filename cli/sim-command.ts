@@ -98,10 +98,9 @@ export async function simCommand (command: Command): Promise<void> {
     await writeFile(path, text)
     files.push(path)
   }
-  // a scenario's own results (scale's rows per N, flash-crowd's burst) go under `scenario` in report.json
-  const json = result.details === undefined ? report : { ...report, scenario: result.details }
-  await put('report.json', reportJson(json))
-  await put('report.md', `${reportMarkdown(result.workload, m, report, faults, result.sections)}${result.markdown !== undefined ? `\n${result.markdown}` : ''}\n## Assumptions\n\n${result.assumptions.map((a) => `- ${a}`).join('\n')}\n`)
+  // a scenario's own results (scale's rows per N, flash-crowd's burst, the traffic) are its sections: report.json's `sections`
+  await put('report.json', reportJson(report))
+  await put('report.md', `${reportMarkdown(result.workload, m, report, faults, result.sections)}\n## Assumptions\n\n${result.assumptions.map((a) => `- ${a}`).join('\n')}\n`)
   files.push(...await writeCharts(join(out, 'charts'), charts({ report, runs: result.runs, ...(result.messagesVsN !== undefined ? { messagesVsN: result.messagesVsN } : {}) }), opts.font !== undefined ? { fontFile: opts.font } : {}))
   const cpu = process.cpuUsage(cpu0)
   const run = {

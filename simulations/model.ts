@@ -92,8 +92,9 @@ export interface Workload {
   /**
    * The drain, ms (absent: 0): after the horizon no job arrives or is placed, but work placed before it
    * runs on until horizonMs + drainMs (`runEndMs`), in every strategy alike, so a job still running at the
-   * horizon can complete. The run's accounts — offered, owner and fleet GPU-hours, utilization — cover
-   * [0, runEndMs). Work still running at runEndMs is cut there (`failed`).
+   * horizon can complete. A strategy's node lines (NodeOutcome: offered, owner and sold GPU-hours) cover
+   * [0, runEndMs); the report's headline utilization is inside the horizon, the whole run's beside it
+   * (report/utilization.ts). Work still running at runEndMs is cut there (`failed`).
    */
   drainMs?: number
 }
@@ -155,7 +156,7 @@ export interface JobOutcome {
 /** One node's account under one strategy. */
 export interface NodeOutcome {
   node: string
-  /** GPU-hours the node offered for sale (its GPUs' hours not taken by the owner's own work, inside the horizon). */
+  /** GPU-hours the node offered for sale (its GPUs' hours not taken by the owner's own work, over the whole run, [0, runEndMs)). */
   offeredGpuHours: number
   /** GPU-hours it sold to renters. */
   soldGpuHours: number

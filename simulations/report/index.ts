@@ -1,4 +1,5 @@
 export * from './metrics.js'
+export * from './utilization.js'
 export * from './report.js'
 export * from './charts.js'
 export * from './faults.js'

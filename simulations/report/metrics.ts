@@ -2,9 +2,10 @@
  * The report's metrics (issue 10, "Metrics in every report"), computed from strategies' outcomes alone,
  * so every strategy is measured by the same code:
  *
- * - utilization of offered GPU-hours (sold / offered) and of the whole fleet ((owners' work + sold) /
- *   every GPU × the run: the horizon plus the workload's drain, model.ts runEndMs); over time in buckets (default 1 h), where a job's GPU-hours are laid from
- *   its (last) start on;
+ * - utilization of offered GPU-hours (sold / offered) and of the whole fleet ((owners' work + sold) / every
+ *   GPU × the window): the headline inside the arrival horizon [0, horizonMs), the whole run (the horizon and
+ *   the drain, model.ts runEndMs) beside it as `wholeRun`; over time in buckets (default 1 h). How each is
+ *   counted: utilization.ts;
  * - renter cost per GPU-hour run (Σ paid / Σ GPU-hours) and against list price (Σ paid / Σ listCost);
  *   with `listPrice`, also the cost of the whole demand against list price: what ran at what it paid,
  *   and what did not run bought at list price (the renter's fallback), over the demand at list price;
@@ -18,7 +19,8 @@
  */
 import { TIERS, type ListPrice } from '../baselines/fit.js'
 import { ListCatalogue } from '../baselines/outcome.js'
-import { runEndMs, type JobOutcome, type StrategyRun, type Tier, type Workload } from '../model.js'
+import type { JobOutcome, StrategyRun, Tier, Workload } from '../model.js'
+import { horizonAccount, utilizationOverTime, wholeRunAccount, type UtilizationAccount, type UtilizationPoint } from './utilization.js'
 
 const HOUR_MS = 3_600_000
 
@@ -38,15 +40,6 @@ export interface TierMetrics {
   wait: Percentiles
 }
 
-export interface UtilizationPoint {
-  /** Bucket start, ms. */
-  t: number
-  /** (owners' work + sold) / every GPU, over the bucket. */
-  fleet: number
-  /** sold / offered over the bucket; null where nothing was offered. */
-  offered: number | null
-}
-
 export interface StrategyMetrics {
   strategy: string
   jobs: number
@@ -61,13 +54,20 @@ export interface StrategyMetrics {
   costVsList: number | null
   /** (paid + list price of the demand not run) / list price of the whole demand; null without listPrice. */
   demandCostVsList: number | null
+  /** GPU-hours offered, sold, of the owners' work and of the fleet inside the arrival horizon [0, horizonMs) (the headline). */
   offeredGpuHours: number
   soldGpuHours: number
   ownerGpuHours: number
   fleetGpuHours: number
+  /** sold / offered inside the horizon (the headline). */
   utilizationOffered: number | null
+  /** (owners' work + sold) / fleet inside the horizon (the headline). */
   utilizationFleet: number | null
+  /** The same over the whole run [0, runEndMs): the horizon and the drain, from the strategy's node lines. */
+  wholeRun: UtilizationAccount
+  /** Owners' revenue over the whole run. */
   revenue: number
+  /** Revenue per GPU-hour sold and per GPU-hour offered, both over the whole run (where the revenue was earned). */
   revenuePerSoldGpuHour: number | null
   revenuePerOfferedGpuHour: number | null
   slaMisses: number
@@ -136,39 +136,6 @@ function tierMetrics (jobs: readonly JobOutcome[]): TierMetrics {
   }
 }
 
-/** Fleet utilization per bucket over [0, runEndMs) (the horizon and the drain); jobs on nodes outside the fleet (the cloud) do not count. */
-export function utilizationOverTime (workload: Workload, run: StrategyRun, bucketMs = HOUR_MS): UtilizationPoint[] {
-  if (!(bucketMs > 0)) throw new RangeError(`bucket must be > 0 ms, got ${bucketMs}`)
-  const endMs = runEndMs(workload)
-  const buckets = Math.ceil(endMs / bucketMs)
-  const owner = new Float64Array(buckets)
-  const sold = new Float64Array(buckets)
-  const lay = (into: Float64Array, start: number, end: number, gpus: number): void => {
-    const from = Math.max(0, start)
-    const to = Math.min(end, endMs)
-    for (let b = Math.floor(from / bucketMs); b < buckets && b * bucketMs < to; b++) {
-      const overlap = Math.min(to, (b + 1) * bucketMs) - Math.max(from, b * bucketMs)
-      if (overlap > 0) into[b] = (into[b] as number) + gpus * overlap
-    }
-  }
-  const fleet = new Set(workload.fleet.map((n) => n.id))
-  const gpus = sum(workload.fleet, (n) => n.gpus)
-  for (const w of workload.ownerWork) lay(owner, w.start, w.end, w.gpus)
-  for (const j of run.jobs) {
-    if (j.node === undefined || !fleet.has(j.node) || j.startedAt === undefined || j.gpuHours <= 0) continue
-    lay(sold, j.startedAt, j.startedAt + (j.gpuHours / j.gpus) * HOUR_MS, j.gpus)
-  }
-  const points: UtilizationPoint[] = []
-  for (let b = 0; b < buckets; b++) {
-    const span = Math.min(endMs, (b + 1) * bucketMs) - b * bucketMs
-    const capacity = gpus * span
-    const o = owner[b] as number
-    const s = sold[b] as number
-    points.push({ t: b * bucketMs, fleet: capacity > 0 ? (o + s) / capacity : 0, offered: ratio(s, capacity - o) })
-  }
-  return points
-}
-
 function demandCostVsList (workload: Workload, jobs: readonly JobOutcome[], listPrice: ListPrice): number | null {
   const catalogue = new ListCatalogue(workload.fleet, listPrice)
   const byId = new Map(workload.jobs.map((j) => [j.id, j]))
@@ -189,10 +156,8 @@ export function strategyMetrics (workload: Workload, run: StrategyRun, options: 
   const byTier = {} as Record<Tier, TierMetrics>
   for (const tier of TIERS) byTier[tier] = tierMetrics(jobs.filter((j) => j.tier === tier))
   const all = tierMetrics(jobs)
-  const offered = sum(run.nodes, (n) => n.offeredGpuHours)
-  const sold = sum(run.nodes, (n) => n.soldGpuHours)
-  const owner = sum(run.nodes, (n) => n.ownerGpuHours)
-  const fleetGpuHours = sum(workload.fleet, (n) => n.gpus) * runEndMs(workload) / HOUR_MS
+  const inHorizon = horizonAccount(workload, run)
+  const wholeRun = wholeRunAccount(workload, run)
   const revenue = sum(run.nodes, (n) => n.revenue)
   const withBids = jobs.filter((j) => j.bids !== undefined)
   const awards: number[] = []
@@ -210,15 +175,16 @@ export function strategyMetrics (workload: Workload, run: StrategyRun, options: 
     costPerGpuHour: all.costPerGpuHour,
     costVsList: all.costVsList,
     demandCostVsList: options.listPrice === undefined ? null : demandCostVsList(workload, jobs, options.listPrice),
-    offeredGpuHours: offered,
-    soldGpuHours: sold,
-    ownerGpuHours: owner,
-    fleetGpuHours,
-    utilizationOffered: ratio(sold, offered),
-    utilizationFleet: ratio(owner + sold, fleetGpuHours),
+    offeredGpuHours: inHorizon.offeredGpuHours,
+    soldGpuHours: inHorizon.soldGpuHours,
+    ownerGpuHours: inHorizon.ownerGpuHours,
+    fleetGpuHours: inHorizon.fleetGpuHours,
+    utilizationOffered: inHorizon.offered,
+    utilizationFleet: inHorizon.fleet,
+    wholeRun,
     revenue,
-    revenuePerSoldGpuHour: ratio(revenue, sold),
-    revenuePerOfferedGpuHour: ratio(revenue, offered),
+    revenuePerSoldGpuHour: ratio(revenue, wholeRun.soldGpuHours),
+    revenuePerOfferedGpuHour: ratio(revenue, wholeRun.offeredGpuHours),
     slaMisses: all.slaMisses,
     preemptions: sum(jobs, (j) => j.preemptions),
     wait: all.wait,

@@ -77,7 +77,8 @@ export interface ReportSection { key: string, title: string, json: Record<string
 export interface Report {
   format: string
   run: Record<string, string | number | boolean>
-  workload: { name: string, nodes: number, gpus: number, jobs: number, ownerWork: number, horizonMs: number }
+  /** `horizonMs`: the arrival horizon, the headline utilization's window; `drainMs`: the drain after it (the whole run is both). */
+  workload: { name: string, nodes: number, gpus: number, jobs: number, ownerWork: number, horizonMs: number, drainMs: number }
   strategies: Array<Record<string, unknown>>
   /** Present only when the scenario ran faults (before `claims`). */
   faults?: Array<Record<string, unknown>>
@@ -94,8 +95,15 @@ function strategyJson (m: StrategyMetrics): Record<string, unknown> {
     jobs: { total: m.jobs, completed: m.completed, failed: m.failed, unserved: m.unserved },
     completion: ratio(m.completion),
     cost: { paid: whole(m.paid), gpuHours: hours(m.gpuHours), perGpuHour: whole(m.costPerGpuHour), vsList: ratio(m.costVsList), demandVsList: ratio(m.demandCostVsList) },
-    utilization: { offered: ratio(m.utilizationOffered), fleet: ratio(m.utilizationFleet) },
-    gpuHours: { offered: hours(m.offeredGpuHours), sold: hours(m.soldGpuHours), owner: hours(m.ownerGpuHours), fleet: hours(m.fleetGpuHours) },
+    // inside the arrival horizon (the headline); the whole run (horizon and drain) beside it
+    utilization: { offered: ratio(m.utilizationOffered), fleet: ratio(m.utilizationFleet), wholeRun: { offered: ratio(m.wholeRun.offered), fleet: ratio(m.wholeRun.fleet) } },
+    gpuHours: {
+      offered: hours(m.offeredGpuHours),
+      sold: hours(m.soldGpuHours),
+      owner: hours(m.ownerGpuHours),
+      fleet: hours(m.fleetGpuHours),
+      wholeRun: { offered: hours(m.wholeRun.offeredGpuHours), sold: hours(m.wholeRun.soldGpuHours), owner: hours(m.wholeRun.ownerGpuHours), fleet: hours(m.wholeRun.fleetGpuHours) }
+    },
     revenue: { total: whole(m.revenue), perSoldGpuHour: whole(m.revenuePerSoldGpuHour), perOfferedGpuHour: whole(m.revenuePerOfferedGpuHour) },
     slaMisses: m.slaMisses,
     preemptions: m.preemptions,
@@ -136,13 +144,13 @@ export function judgeClaims (metrics: readonly StrategyMetrics[], subjectName?: 
   if (s.revenuePerOfferedGpuHour === null) add('idle-earn', 'idle GPUs earn', 'not measured', `nothing was offered${note}`)
   else {
     add('idle-earn', 'idle GPUs earn', s.revenue > 0 ? 'supported' : 'not supported',
-      `owners earned ${credits(s.revenuePerSoldGpuHour)} credits per GPU-hour sold and ${credits(s.revenuePerOfferedGpuHour)} per GPU-hour offered, selling ${percent(s.utilizationOffered)} of their idle GPU-hours; the old way earns them 0${note}`)
+      `owners earned ${credits(s.revenuePerSoldGpuHour)} credits per GPU-hour sold and ${credits(s.revenuePerOfferedGpuHour)} per GPU-hour offered, selling ${percent(s.utilizationOffered)} of their idle GPU-hours inside the arrival horizon (${percent(s.wholeRun.offered)} over the whole run with the drain); the old way earns them 0${note}`)
   }
   // utilization rises
   if (old === undefined || s.utilizationFleet === null || old.utilizationFleet === null) add('utilization', 'fleet utilization rises', 'not measured', 'no old-way run to compare with')
   else {
     add('utilization', 'fleet utilization rises', s.utilizationFleet > old.utilizationFleet ? 'supported' : 'not supported',
-      `the fleet was busy ${percent(s.utilizationFleet)} of its GPU-hours, against ${percent(old.utilizationFleet)} (owners' own work only) the old way${note}`)
+      `inside the arrival horizon the fleet was busy ${percent(s.utilizationFleet)} of its GPU-hours, against ${percent(old.utilizationFleet)} (owners' own work only) the old way (over the whole run with the drain: ${percent(s.wholeRun.fleet)} against ${percent(old.wholeRun.fleet)})${note}`)
   }
   // preemptible tiers save more
   const bronze = s.byTier.bronze.costPerGpuHour
@@ -160,7 +168,7 @@ export function judgeClaims (metrics: readonly StrategyMetrics[], subjectName?: 
     const u = s.utilizationOffered / Math.max(central.utilizationOffered, Number.MIN_VALUE)
     const c = s.costPerGpuHour / central.costPerGpuHour
     add('central-bound', 'the market approaches the central matcher', u >= 0.9 && c <= 1.1 ? 'supported' : 'not supported',
-      `${subjectId} sold ${percent(u)} of what the central matcher sold and charged ${percent(c)} of its price per GPU-hour (supported: at least 90 % and at most 110 %)`)
+      `${subjectId} sold ${percent(u)} of what the central matcher sold inside the arrival horizon and charged ${percent(c)} of its price per GPU-hour (supported: at least 90 % and at most 110 %)`)
   }
   return claims
 }
@@ -186,7 +194,8 @@ export function buildReport (workload: Workload, metrics: readonly StrategyMetri
       gpus: workload.fleet.reduce((s, n) => s + n.gpus, 0),
       jobs: workload.jobs.length,
       ownerWork: workload.ownerWork.length,
-      horizonMs: workload.horizonMs
+      horizonMs: workload.horizonMs,
+      drainMs: workload.drainMs ?? 0
     },
     strategies: metrics.map(strategyJson),
     ...(faults.length > 0 ? { faults: faultsJson(faults) } : {}),
@@ -200,6 +209,7 @@ export function reportJson (report: Report): string {
   return `${JSON.stringify(report, null, 2)}\n`
 }
 
+const hoursText = (ms: number): string => `${(ms / 3_600_000).toFixed(1)} h`
 const minutes = (ms: number | null): string => (ms === null ? '–' : (ms / 60_000).toFixed(1))
 const waitCell = (p: Percentiles): string => (p.n === 0 ? '–' : `${minutes(p.p50)} / ${minutes(p.p95)} / ${minutes(p.p99)}`)
 
@@ -207,13 +217,14 @@ const waitCell = (p: Percentiles): string => (p.n === 0 ? '–' : `${minutes(p.p
 export function reportMarkdown (workload: Workload, metrics: readonly StrategyMetrics[], report: Report, faults: readonly FaultMetrics[] = [], sections: readonly ReportSection[] = []): string {
   const lines: string[] = []
   lines.push(`# gpumesh sim: ${workload.name}`, '')
-  lines.push(`${report.workload.nodes} nodes (${report.workload.gpus} GPUs), ${report.workload.jobs} renter jobs, ${report.workload.ownerWork} owner tasks, horizon ${(workload.horizonMs / 3_600_000).toFixed(1)} h.`, '')
+  lines.push(`${report.workload.nodes} nodes (${report.workload.gpus} GPUs), ${report.workload.jobs} renter jobs, ${report.workload.ownerWork} owner tasks, horizon ${hoursText(workload.horizonMs)}.`, '')
   lines.push('## Headline', '')
-  lines.push('Cost in credits per GPU-hour run; waits in minutes (p50 / p95 / p99 of the jobs that started); utilization of the owners\' offered (idle) GPU-hours and of the whole fleet (owners\' work + sold).', '')
-  lines.push('| strategy | cost / GPU-h | vs list | demand vs list | util. offered | util. fleet | revenue / sold GPU-h | unserved | completed | wait gold | wait silver | wait bronze |')
-  lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
+  const drain = (workload.drainMs ?? 0) > 0 ? ` and the ${hoursText(workload.drainMs ?? 0)} drain` : ''
+  lines.push(`Cost in credits per GPU-hour run; waits in minutes (p50 / p95 / p99 of the jobs that started); utilization of the owners' offered (idle) GPU-hours and of the whole fleet (owners' work + sold) inside the arrival horizon (${hoursText(workload.horizonMs)}), and beside them the same over the whole run (the horizon${drain}).`, '')
+  lines.push('| strategy | cost / GPU-h | vs list | demand vs list | util. offered | util. fleet | util. whole run offered / fleet | revenue / sold GPU-h | unserved | completed | wait gold | wait silver | wait bronze |')
+  lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
   for (const m of metrics) {
-    lines.push(`| ${m.strategy} | ${credits(m.costPerGpuHour)} | ${percent(m.costVsList)} | ${percent(m.demandCostVsList)} | ${percent(m.utilizationOffered)} | ${percent(m.utilizationFleet)} | ${credits(m.revenuePerSoldGpuHour)} | ${m.unserved} | ${percent(m.completion)} | ${waitCell(m.byTier.gold.wait)} | ${waitCell(m.byTier.silver.wait)} | ${waitCell(m.byTier.bronze.wait)} |`)
+    lines.push(`| ${m.strategy} | ${credits(m.costPerGpuHour)} | ${percent(m.costVsList)} | ${percent(m.demandCostVsList)} | ${percent(m.utilizationOffered)} | ${percent(m.utilizationFleet)} | ${percent(m.wholeRun.offered)} / ${percent(m.wholeRun.fleet)} | ${credits(m.revenuePerSoldGpuHour)} | ${m.unserved} | ${percent(m.completion)} | ${waitCell(m.byTier.gold.wait)} | ${waitCell(m.byTier.silver.wait)} | ${waitCell(m.byTier.bronze.wait)} |`)
   }
   lines.push('', '## By tier', '')
   lines.push('| strategy | tier | jobs | cost / GPU-h | vs list | wait p50 / p95 / p99 | unserved | SLA misses |')

@@ -20,7 +20,7 @@ import { buildWorkload } from '../workloads/workload.js'
 import { marketWorkload, measuredNetwork } from './market.js'
 import { scenarioPrices } from './pricing.js'
 import type { Scenario, ScenarioData, ScenarioOptions, ScenarioResult } from './scenario.js'
-import { OVERLAY_ASSUMPTIONS, TRAFFIC_NOTE, trafficRow, trafficTable } from './traffic.js'
+import { OVERLAY_ASSUMPTIONS, trafficRow, trafficSection } from './traffic.js'
 
 /** 300 nodes, 100 renter jobs (and the burst's ≈ 50): see the README for what it takes here. At 600 × 200 (+ 98) it took 112 s of CPU. */
 export const FLASH_CROWD_DEFAULTS = Object.freeze({ nodes: 300, jobs: 100 })
@@ -123,15 +123,18 @@ export const flashCrowdScenario: Scenario = {
       runs: [gpumesh.run, centralRun],
       market: gpumesh.stats,
       listPrice: prices.listPrice,
-      details: { burst, byWindow: Object.fromEntries(breakdown.map((r) => [r.strategy, r.b])), traffic },
-      markdown: [
-        `## The flash crowd`, '',
-        `${burst.jobs} extra jobs arrived between ${(burst.fromMs / 60_000).toFixed(1)} and ${(burst.untilMs / 60_000).toFixed(1)} min (${burst.ratePerHour.toFixed(1)} jobs/h, ${FLASH_CROWD_BURST.factor}× the renters' rate). Wait, SLA misses and unserved jobs by when a job was submitted:`, '',
-        breakdownTable(breakdown),
-        '## Traffic (gpumesh)', '',
-        trafficTable([traffic]),
-        TRAFFIC_NOTE, ''
-      ].join('\n'),
+      sections: [
+        {
+          key: 'flash-crowd',
+          title: 'The flash crowd',
+          json: { burst, byWindow: Object.fromEntries(breakdown.map((r) => [r.strategy, r.b])) },
+          markdown: [
+            `${burst.jobs} extra jobs arrived between ${(burst.fromMs / 60_000).toFixed(1)} and ${(burst.untilMs / 60_000).toFixed(1)} min (${burst.ratePerHour.toFixed(1)} jobs/h, ${FLASH_CROWD_BURST.factor}× the renters' rate). Wait, SLA misses and unserved jobs by when a job was submitted:`, '',
+            breakdownTable(breakdown).trimEnd()
+          ]
+        },
+        trafficSection(traffic)
+      ],
       assumptions: [
         'Fleet, owners\' work, renters\' jobs, places and prices: as the market scenario.',
         `Renters: the market scenario's jobs (shapes from the trace) arriving by a Poisson process spread over its ${(workload.horizonMs / HOUR_MS).toFixed(1)}-hour window.`,

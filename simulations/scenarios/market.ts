@@ -8,7 +8,7 @@ import { central, lowestPrice, oldWay, randomAssignment } from '../baselines/ind
 import { MARKET_ASSUMPTIONS, MARKET_DEFAULTS, prepareMarket, runGpumesh, marketResult } from './market-setup.js'
 import type { Scenario, ScenarioData, ScenarioOptions, ScenarioResult } from './scenario.js'
 import { strategyMetrics } from '../report/metrics.js'
-import { OVERLAY_ASSUMPTIONS, TRAFFIC_NOTE, trafficRow, trafficTable } from './traffic.js'
+import { OVERLAY_ASSUMPTIONS, trafficRow, trafficSection } from './traffic.js'
 
 export { MARKET_DEFAULTS, MARKET_TIME_SCALE, MARKET_WINDOW, marketWorkload, measuredNetwork } from './market-setup.js'
 
@@ -26,12 +26,11 @@ export const market: Scenario = {
     const traffic = trafficRow(workload.fleet.length, workload.jobs.length, gpumesh.stats, strategyMetrics(workload, gpumesh.run).timeToAward)
     return {
       ...marketResult('market', setup, options, runs, gpumesh.stats),
-      details: { traffic },
-      markdown: `## Traffic (gpumesh)\n\n${trafficTable([traffic])}\n${TRAFFIC_NOTE}\n`,
+      sections: [trafficSection(traffic)],
       assumptions: [
         ...MARKET_ASSUMPTIONS,
         ...OVERLAY_ASSUMPTIONS,
-        `Drain: after the last arrival the clock runs ${(workload.drainMs ?? 0) / 3_600_000 > 0 ? `${((workload.drainMs ?? 0) / 3_600_000).toFixed(1)} h more` : 'no longer'} (the longest job past the horizon, two leases and the bid window) so placed work can end, in every strategy; utilization is over the horizon and the drain.`
+        `Drain: after the last arrival the clock runs ${(workload.drainMs ?? 0) / 3_600_000 > 0 ? `${((workload.drainMs ?? 0) / 3_600_000).toFixed(1)} h more` : 'no longer'} (the longest job past the horizon, two leases and the bid window) so placed work can end, in every strategy; the headline utilization is inside the arrival horizon, the whole run's (the horizon and the drain) beside it.`
       ]
     }
   }

@@ -70,8 +70,7 @@ export const scale: Scenario = {
       runs: [run.run],
       market: run.stats,
       listPrice: prices.listPrice,
-      details: { sizes: rows },
-      markdown: `## Scale (gpumesh, ${jobs} jobs at each size)\n\n${trafficTable(rows)}\n${TRAFFIC_NOTE}\n`,
+      sections: [{ key: 'scale', title: `Scale (gpumesh, ${jobs} jobs at each size)`, json: { sizes: rows }, markdown: [trafficTable(rows), TRAFFIC_NOTE] }],
       messagesVsN: messagesVsN(rows),
       assumptions: [
         `Sizes: ${sizes.join(', ')} nodes, each a fleet drawn like the Alibaba 2023 trace's with its owners' work; the same ${jobs} renter jobs (resampled from the trace's days 112–149 at 150× arrivals) at every size.`,

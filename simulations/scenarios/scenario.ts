@@ -52,12 +52,12 @@ export interface ScenarioResult {
   assumptions: string[]
   /** The fault runs among `runs`, for the report's faults section (report/faults.ts). */
   faults?: FaultSpec[]
-  /** Sections only this scenario has (report.ts ReportSection), after the faults. */
+  /**
+   * The scenario's own results (report.ts ReportSection: key, title, JSON already rounded, markdown lines),
+   * e.g. scale's rows per N, the flash crowd's waits by window, the market run's traffic: report.json's
+   * `sections[key]` and report.md's `## title`, after the faults.
+   */
   sections?: ReportSection[]
-  /** The scenario's own results, JSON-ready and rounded (report.json's `scenario`): e.g. scale's rows per N. */
-  details?: Record<string, unknown>
-  /** The scenario's own section of report.md (markdown, after the claims). */
-  markdown?: string
   /** Messages per job against the number of nodes (the messages-per-job chart), when the scenario measured it. */
   messagesVsN?: MessagesPoint[]
 }

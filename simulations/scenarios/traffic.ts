@@ -6,7 +6,7 @@
  */
 import type { MarketRunStats } from '../market/run-market.js'
 import type { Percentiles } from '../report/metrics.js'
-import { round } from '../report/report.js'
+import { round, type ReportSection } from '../report/report.js'
 
 export interface TrafficRow {
   nodes: number
@@ -75,6 +75,11 @@ export function trafficTable (rows: readonly TrafficRow[]): string {
     lines.push(`| ${num(r.nodes, 0)} | ${num(r.jobs, 0)} | ${num(r.messagesPerJob)} | ${num(r.wireMessagesPerJob)} | ${num(r.bytesPerJob / 1024)} | ${num(r.wireBytesPerJob === null ? null : r.wireBytesPerJob / 1024)} | ${num(r.copiesPerGossipMessage)} | ${r.duplicateShare === null ? '–' : `${(r.duplicateShare * 100).toFixed(1)} %`} | ${num(r.bidsPerJob)} | ${sec(r.timeToAwardMs.p50)} / ${sec(r.timeToAwardMs.p95)} | ${d === null ? '–' : `${sec(d.timeMsP50)} / ${sec(d.timeMsP95)}`} | ${d === null ? '–' : num(d.messagesPerLookup)} | ${r.openAtEnd} |`)
   }
   return `${lines.join('\n')}\n`
+}
+
+/** One gpumesh run's traffic as the report's `traffic` section: the row under `sections.traffic`, the table and its note under `## Traffic (gpumesh)`. */
+export function trafficSection (row: TrafficRow): ReportSection {
+  return { key: 'traffic', title: 'Traffic (gpumesh)', json: { ...row }, markdown: [trafficTable([row]), TRAFFIC_NOTE] }
 }
 
 /** What the traffic table's columns mean, for report.md. */

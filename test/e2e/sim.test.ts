@@ -41,8 +41,11 @@ describe('gpumesh sim (separate processes)', function () {
       assert.ok(width > 100 && height > 100, `${png}: ${width}×${height}`)
       assert.ok(charts.includes(png.replace(/\.png$/, '.svg')))
     }
-    const report = JSON.parse(await readFile(join(root, 'a', 'report.json'), 'utf8')) as { run: { seed: number, nodes: number, jobs: number }, strategies: Array<{ strategy: string }> }
+    const report = JSON.parse(await readFile(join(root, 'a', 'report.json'), 'utf8')) as { run: { seed: number, nodes: number, jobs: number }, strategies: Array<{ strategy: string }>, sections: { traffic: { nodes: number, jobs: number } } }
     assert.deepEqual(report.run, { scenario: 'market', seed: 3, nodes: 40, jobs: 30 })
+    assert.deepEqual(Object.keys(report), ['format', 'run', 'workload', 'strategies', 'sections', 'claims'], 'the traffic is a section, not a `scenario` key')
+    assert.deepEqual([report.sections.traffic.nodes, report.sections.traffic.jobs], [40, 30])
+    assert.match(await readFile(join(root, 'a', 'report.md'), 'utf8'), /## Traffic \(gpumesh\)[\s\S]*## Claims[\s\S]*## Assumptions/)
     assert.deepEqual(report.strategies.map((s) => s.strategy), ['gpumesh', 'old-way', 'central', 'lowest-price', 'random'])
     const run = JSON.parse(await readFile(join(root, 'a', 'run.json'), 'utf8')) as { wallMs: number, peakRssBytes: number }
     assert.ok(run.wallMs > 0 && run.peakRssBytes > 10_000_000)
@@ -93,13 +96,14 @@ describe('gpumesh sim (separate processes)', function () {
     })
   }
 
-  it('scale: a tiny ladder writes the scale table, its rows under `scenario` in report.json and the messages-per-job chart', async () => {
+  it('scale: a tiny ladder writes the scale table, its rows under `sections.scale` in report.json and the messages-per-job chart', async () => {
     const r = await runCli(['sim', '--scenario', 'scale', '--nodes', '110', '--jobs', '6', '--out', join(root, 'scale')], { timeoutMs: 200_000 })
     assert.equal(r.code, 0, r.stderr)
-    const report = JSON.parse(await readFile(join(root, 'scale', 'report.json'), 'utf8')) as { run: { scenario: string }, scenario: { sizes: Array<{ nodes: number, wireMessagesPerJob: number, messagesPerJob: number }> } }
+    const report = JSON.parse(await readFile(join(root, 'scale', 'report.json'), 'utf8')) as { run: { scenario: string }, sections: { scale: { sizes: Array<{ nodes: number, wireMessagesPerJob: number, messagesPerJob: number }> } } }
     assert.equal(report.run.scenario, 'scale')
-    assert.deepEqual(report.scenario.sizes.map((s) => s.nodes), [100, 110])
-    assert.ok(report.scenario.sizes.every((s) => s.wireMessagesPerJob > s.messagesPerJob))
+    assert.ok(!('scenario' in report), 'one place for a scenario\'s own results: sections')
+    assert.deepEqual(report.sections.scale.sizes.map((s) => s.nodes), [100, 110])
+    assert.ok(report.sections.scale.sizes.every((s) => s.wireMessagesPerJob > s.messagesPerJob))
     assert.match(await readFile(join(root, 'scale', 'report.md'), 'utf8'), /## Scale \(gpumesh, 6 jobs at each size\)/)
     const charts = await readdir(join(root, 'scale', 'charts'))
     assert.ok(charts.includes('messages-per-job.png'), charts.join(', '))
@@ -111,9 +115,11 @@ describe('gpumesh sim (separate processes)', function () {
     assert.equal(r.code, 0, r.stderr)
     const summary = JSON.parse(r.stdout) as { strategies: Array<{ strategy: string }> }
     assert.deepEqual(summary.strategies.map((s) => s.strategy), ['gpumesh', 'central'])
-    const report = JSON.parse(await readFile(join(root, 'flash', 'report.json'), 'utf8')) as { scenario: { burst: { jobs: number }, byWindow: Record<string, { during: { all: { jobs: number } } }> } }
-    assert.ok(report.scenario.burst.jobs > 0)
-    assert.ok(report.scenario.byWindow.central !== undefined && report.scenario.byWindow.gpumesh !== undefined)
+    const report = JSON.parse(await readFile(join(root, 'flash', 'report.json'), 'utf8')) as { sections: { 'flash-crowd': { burst: { jobs: number }, byWindow: Record<string, { during: { all: { jobs: number } } }> }, traffic: { nodes: number } } }
+    const flash = report.sections['flash-crowd']
+    assert.ok(flash.burst.jobs > 0)
+    assert.ok(flash.byWindow.central !== undefined && flash.byWindow.gpumesh !== undefined)
+    assert.equal(report.sections.traffic.nodes, 30)
     assert.match(await readFile(join(root, 'flash', 'report.md'), 'utf8'), /\| gpumesh \| during the burst \|/)
   })
 

@@ -73,7 +73,7 @@ describe('simulations/report: report.json and report.md', () => {
     }
     // lowest-price on the hand case: same GPU-hours as central (4), but 9 credits against central's 7
     assert.equal(byId['central-bound']?.verdict, 'not supported')
-    assert.match(byId['central-bound']?.detail ?? '', /sold 100\.0 % of what the central matcher sold and charged 128\.6 % of its price/)
+    assert.match(byId['central-bound']?.detail ?? '', /sold 100\.0 % of what the central matcher sold inside the arrival horizon and charged 128\.6 % of its price/)
     assert.equal(byId['renter-cost']?.verdict, 'not supported', 'it paid 105.9 % of list price')
     assert.equal(byId['bronze-saves']?.verdict, 'not supported', 'bronze paid 2 credits, as silver did')
     assert.match(byId['bronze-saves']?.detail ?? '', /the price follows the node chosen, not the tier/)

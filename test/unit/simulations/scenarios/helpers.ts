@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import type { ScenarioData, ScenarioResult } from '../../../../simulations/scenarios/scenario.js'
 import type { StrategyRun, Workload } from '../../../../simulations/model.js'
-import { buildReport, faultMetrics, metrics, reportJson, type FaultMetrics } from '../../../../simulations/report/index.js'
+import { buildReport, faultMetrics, horizonAccount, metrics, reportJson, wholeRunAccount, type FaultMetrics } from '../../../../simulations/report/index.js'
 
 const DATA = new URL('../../../../../simulations/data/', import.meta.url)
 
@@ -33,11 +33,15 @@ export function reportText (r: ScenarioResult): string {
   return reportOf(r).json
 }
 
-/** Every job in exactly one final state; GPU-hours sold within those offered, per node; money paid = money earned (on the fleet). */
+/** Every job in exactly one final state; GPU-hours sold within those offered, per node over the run and on the fleet inside the horizon; money paid = money earned (on the fleet). */
 export function assertBooks (workload: Workload, run: StrategyRun): void {
   assert.deepEqual(run.jobs.map((j) => j.job).sort(), workload.jobs.map((j) => j.id).sort(), `${run.strategy}: one outcome per job`)
   for (const j of run.jobs) assert.ok(['completed', 'failed', 'unserved'].includes(j.status), `${run.strategy} ${j.job}: ${j.status}`)
   for (const n of run.nodes) assert.ok(n.soldGpuHours <= n.offeredGpuHours + 1e-9, `${run.strategy} ${n.node}: sold ${n.soldGpuHours} of ${n.offeredGpuHours}`)
+  const inHorizon = horizonAccount(workload, run)
+  const whole = wholeRunAccount(workload, run)
+  assert.ok(inHorizon.soldGpuHours <= inHorizon.offeredGpuHours + 1e-9, `${run.strategy}: sold ${inHorizon.soldGpuHours} of ${inHorizon.offeredGpuHours} inside the horizon`)
+  assert.ok(inHorizon.soldGpuHours <= whole.soldGpuHours + 1e-9, `${run.strategy}: ${inHorizon.soldGpuHours} sold inside the horizon, ${whole.soldGpuHours} over the run`)
   const paid = run.jobs.reduce((s, j) => s + j.paid, 0)
   const earned = run.nodes.reduce((s, n) => s + n.revenue, 0)
   // the old way's renters pay the cloud, not the owners

@@ -73,8 +73,9 @@ describe('simulations: the scale and flash-crowd scenarios', function () {
   it('scale at tiny sizes: deterministic; each gossip message costs every receiver D − 1 … Dhi + 1 copies; drained', () => {
     const a = scale.run(data, { seed: 3, nodes: 120, jobs: 8 })
     const b = scale.run(data, { seed: 3, nodes: 120, jobs: 8 })
-    assert.deepEqual(a.details, b.details)
-    const rows = (a.details as { sizes: TrafficRow[] }).sizes
+    assert.deepEqual(a.sections, b.sections)
+    assert.deepEqual(a.sections?.map((s) => s.key), ['scale'])
+    const rows = (a.sections?.[0]?.json as { sizes: TrafficRow[] }).sizes
     assert.deepEqual(rows.map((r) => r.nodes), [100, 120])
     const p = DEFAULT_GOSSIP_PARAMS
     for (const r of rows) {
@@ -99,9 +100,10 @@ describe('simulations: the scale and flash-crowd scenarios', function () {
     assert.equal(built.workload.jobs.length, 20 + burst.jobs)
     const r = flashCrowdScenario.run(data, { seed: 2, nodes: 40, jobs: 20 })
     assert.deepEqual(r.runs.map((x) => x.strategy), ['gpumesh', 'central'])
-    const d = r.details as { byWindow: Record<string, ReturnType<typeof burstBreakdown>> }
+    assert.deepEqual(r.sections?.map((s) => s.key), ['flash-crowd', 'traffic'])
+    const d = r.sections?.[0]?.json as { byWindow: Record<string, ReturnType<typeof burstBreakdown>> }
     assert.equal(d.byWindow.gpumesh?.during.all.jobs, r.runs[0]?.jobs.filter((j) => j.submittedAt >= burst.fromMs && j.submittedAt < burst.untilMs).length)
     assert.equal(r.market.openAtHorizon, 0)
-    assert.deepEqual(flashCrowdScenario.run(data, { seed: 2, nodes: 40, jobs: 20 }).details, r.details)
+    assert.deepEqual(flashCrowdScenario.run(data, { seed: 2, nodes: 40, jobs: 20 }).sections, r.sections)
   })
 })
