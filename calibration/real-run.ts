@@ -16,8 +16,9 @@ import {
   type CalibrationMeasures, type CalibrationNetwork, type CalibrationWorkload
 } from '../simulations/calibration/index.js'
 import type { SimJob } from '../simulations/model.js'
-import { setLatency, startNetwork, waitForAnnouncements, type LocalNetwork, type NodeSpec } from './local-network.js'
+import { startNetwork, waitForAnnouncements, type LocalNetwork, type NodeSpec } from './local-network.js'
 import { emptyCounts, tapDaemon } from './taps.js'
+import { PropagationDelay } from './delay-transport.js'
 
 export interface RealRunOptions {
   /** The memory transport's latency, ms. */
@@ -93,8 +94,9 @@ export async function runCalibrationReal (workload: CalibrationWorkload, options
   const bidWindowMs = options.bidWindowMs ?? CALIBRATION_BID_WINDOW_MS
   let t = Date.now()
   const lap = (phase: string): void => { phases[phase] = Date.now() - t; t = Date.now() }
-  // formed without latency (local-network.ts: with one, the first announcements take minutes), then set
-  const net = await startNetwork(specsOf(workload), { bootstrapCount: 1, loggers: options.loggers ?? silentLoggers })
+  // formed without delay (the announcements' lookups go faster), then set before the market runs
+  const delay = new PropagationDelay(0)
+  const net = await startNetwork(specsOf(workload), { bootstrapCount: 1, loggers: options.loggers ?? silentLoggers, delay })
   try {
     const providers = net.nodes.slice(0, workload.fleet.length)
     const buyers = new Map(workload.buyers.map((b, i) => [b, net.nodes[workload.fleet.length + i] as Daemon]))
@@ -103,7 +105,7 @@ export async function runCalibrationReal (workload: CalibrationWorkload, options
     // discovery lookups read, but run the jobs either way and say how many keys were provided
     const announced = await announcements(providers, options.announceTimeoutMs ?? 180_000)
     const unreached = await meshReady(workload, net)
-    setLatency(net.all, options.latencyMs)
+    delay.set(options.latencyMs)
     // gossipsub's next heartbeats, with the latency in force
     await sleep(2_000)
     options.onProgress?.('network', 1, 1)
