@@ -57,8 +57,8 @@ interface Sink {
 }
 
 /**
- * A FIFO of deliveries, each due `delay.ms` after it was sent (never before the one ahead of it),
- * with one timer for the head.
+ * A FIFO of deliveries, each due `delay.ms` after it was sent, with one timer for the head; only the
+ * head is ever delivered, so a delivery never overtakes the one ahead of it (when the delay shrinks).
  */
 export class DelayLine {
   private readonly queue: Array<{ due: number, deliver: () => void }> = []
@@ -72,8 +72,7 @@ export class DelayLine {
       deliver()
       return
     }
-    const ahead = this.queue[this.queue.length - 1]?.due ?? 0
-    this.queue.push({ due: Math.max(this.now() + ms, ahead), deliver })
+    this.queue.push({ due: this.now() + ms, deliver })
     this.arm()
   }
 

@@ -54,7 +54,7 @@ async function pair (transport: () => ReturnType<typeof memory>): Promise<{ a: L
 }
 
 /** Write `n` chunks back to back on a new stream from a to b, then close it; each chunk holds its sequence number and write time. */
-async function writeChunks (a: Libp2p, b: Libp2p, n: number, between?: (i: number) => void): Promise<number> {
+async function writeChunks (a: Libp2p, b: Libp2p, n: number, between?: (i: number) => void, then?: () => Promise<void>): Promise<number> {
   const stream = await a.dialProtocol(b.getMultiaddrs()[0] as never, PROTOCOL)
   const started = performance.now()
   for (let i = 0; i < n; i++) {
@@ -66,6 +66,7 @@ async function writeChunks (a: Libp2p, b: Libp2p, n: number, between?: (i: numbe
     stream.send(chunk)
   }
   await stream.close()
+  await then?.()
   return started
 }
 
@@ -104,6 +105,16 @@ describe('calibration: a propagation delay for the memory transport', function (
     assert.equal(arrivals.length, 10)
     for (const x of arrivals.slice(0, 5)) assert.ok(x.arrivedAt - x.writtenAt < 60, `chunk ${x.seq} (0 ms) took ${(x.arrivedAt - x.writtenAt).toFixed(1)} ms`)
     for (const x of arrivals.slice(5)) assert.ok(x.arrivedAt - x.writtenAt >= 78, `chunk ${x.seq} (80 ms) took ${(x.arrivedAt - x.writtenAt).toFixed(1)} ms`)
+  })
+
+  it('a connection closed right after the writes still delivers them: its close travels behind the data', async () => {
+    const delay = new PropagationDelay(40)
+    const { a, b, arrivals, ended } = await pair(() => delayedMemory(delay))
+    nodes.push(a, b)
+    const connection = await a.dial(b.getMultiaddrs()[0] as never)
+    await writeChunks(a, b, 20, undefined, async () => { await connection.close() })
+    await ended
+    assert.deepEqual(arrivals.map((x) => x.seq), Array.from({ length: 20 }, (_, i) => i))
   })
 
   it('the measure tells the two apart: @libp2p/memory\'s own latency queues the same chunks one delay after another', async () => {
