@@ -48,6 +48,7 @@ export interface CalibrationResult {
   stuck: RealRun['stuck']
   phases: RealRun['phases']
   announced: RealRun['announced']
+  window: RealRun['window']
 }
 
 export async function calibrate (options: CalibrateOptions = {}): Promise<CalibrationResult> {
@@ -77,6 +78,7 @@ export async function calibrate (options: CalibrateOptions = {}): Promise<Calibr
     comparison: compareMeasures(model, real.measures, CALIBRATION_TOLERANCE),
     stuck: real.stuck,
     announced: real.announced,
+    window: real.window,
     phases: { ...real.phases, model: Date.now() - started }
   }
 }

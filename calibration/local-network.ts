@@ -4,12 +4,11 @@
  * --calibrate` runs the real stack with it (calibration/), and so do the integration tests and
  * benchmarks (through test/helpers/network.ts); end-to-end tests use separate processes over TCP.
  *
- * `latencyMs` is @libp2p/memory's `latency`: every buffer a connection carries waits that long, one
- * after another (the transport delays each buffer in turn, so buffers sent together queue: it is a
- * per-buffer delay, not only a propagation delay), and a dial waits it once. Because of that queue a
- * network that starts with a latency spends minutes on its first DHT announcements (thousands of
- * ADD_PROVIDER streams queue behind each other; at 20 ms they time out): `setLatency` sets it on a
- * running network instead, once it has formed.
+ * `delay` is a propagation delay (delay-transport.ts): every chunk arrives that long after it was
+ * written, chunks pipelined, so it means what the model's one-way delay means. @libp2p/memory's own
+ * `latency` is not used: it delays each buffer in turn on a connection, a queue that caps throughput
+ * (a network that started with it spent minutes on its first DHT announcements). The delay is
+ * shared and can be changed on a running network (`delay.set(ms)`).
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -22,6 +21,7 @@ import { Daemon } from '../node/daemon.js'
 import { silentLoggers, type LoggerFactory } from '../node/logger.js'
 import { startBootstrap } from '../bootstrap/role.js'
 import { yamux } from '@chainsafe/libp2p-yamux'
+import { delayedMemory, type PropagationDelay } from './delay-transport.js'
 
 export interface NodeSpec {
   region?: string
@@ -42,8 +42,17 @@ export interface NodeSpec {
 export interface NetworkOptions {
   bootstrapCount?: number
   loggers?: LoggerFactory
-  /** One-way delay of every buffer on every connection, ms (@libp2p/memory's `latency`; default 0). */
-  latencyMs?: number
+  /** One-way propagation delay of every connection (default none: the bare memory transport). */
+  delay?: PropagationDelay
+  /**
+   * `together` (default): every node starts at once. `in-turn`: one after another, each once the
+   * previous one's capability keys are on the DHT (or `turnTimeoutMs` passed), as a network grows.
+   * On one event loop, 18 providers' cold starts together are thousands of DHT streams at once; the
+   * provides then outlast their 30 s timeout and retry, and under load few ever finish.
+   */
+  join?: 'together' | 'in-turn'
+  /** In turn: the longest wait for one node's announcements before the next starts, ms (default 60 s). */
+  turnTimeoutMs?: number
 }
 
 export interface LocalNetwork {
@@ -83,7 +92,7 @@ function configFor (name: string, spec: NodeSpec): ReturnType<typeof resolveConf
   return resolveConfig(layers)
 }
 
-export async function startDaemon (root: string, spec: NodeSpec, options: { role?: 'node' | 'bootstrap', loggers?: LoggerFactory, dial?: string[], dataDir?: string, latencyMs?: number } = {}): Promise<Daemon> {
+export async function startDaemon (root: string, spec: NodeSpec, options: { role?: 'node' | 'bootstrap', loggers?: LoggerFactory, dial?: string[], dataDir?: string, delay?: PropagationDelay } = {}): Promise<Daemon> {
   const name = `gpumesh-local-${process.pid}-${counter++}`
   // a restart passes the data dir of the daemon it replaces
   const dataDir = options.dataDir ?? join(root, name)
@@ -97,7 +106,7 @@ export async function startDaemon (root: string, spec: NodeSpec, options: { role
     peerStore: 'memory' as const,
     ...(spec.market !== undefined ? { market: spec.market } : {}),
     ...(spec.now !== undefined ? { now: spec.now } : {}),
-    libp2p: { transports: [memory(options.latencyMs !== undefined && options.latencyMs > 0 ? { latency: options.latencyMs } : {})], connectionEncrypters: [plaintext()], streamMuxers: [yamux()] }
+    libp2p: { transports: [options.delay !== undefined ? delayedMemory(options.delay) : memory()], connectionEncrypters: [plaintext()], streamMuxers: [yamux()] }
   }
   const daemon = options.role === 'bootstrap' ? await startBootstrap(daemonOptions) : await Daemon.start({ ...daemonOptions, role: 'node' })
   // @libp2p/bootstrap only dials IP/DNS addresses: with the memory transport, dial directly
@@ -109,9 +118,20 @@ export async function startDaemon (root: string, spec: NodeSpec, options: { role
 export async function startNetwork (specs: NodeSpec[], options: NetworkOptions = {}): Promise<LocalNetwork> {
   const root = await mkdtemp(join(tmpdir(), 'gpumesh-net-'))
   const bootstraps: Daemon[] = []
-  for (let i = 0; i < (options.bootstrapCount ?? 1); i++) bootstraps.push(await startDaemon(root, {}, { role: 'bootstrap', loggers: options.loggers, latencyMs: options.latencyMs }))
+  for (let i = 0; i < (options.bootstrapCount ?? 1); i++) bootstraps.push(await startDaemon(root, {}, { role: 'bootstrap', loggers: options.loggers, delay: options.delay }))
   const dial = bootstraps.map((b) => b.addresses()[0] as string)
-  const nodes = await Promise.all(specs.map(async (spec) => await startDaemon(root, spec, { dial, loggers: options.loggers, latencyMs: options.latencyMs })))
+  const start = async (spec: NodeSpec): Promise<Daemon> => await startDaemon(root, spec, { dial, loggers: options.loggers, delay: options.delay })
+  const nodes: Daemon[] = []
+  if (options.join === 'in-turn') {
+    for (const spec of specs) {
+      const d = await start(spec)
+      nodes.push(d)
+      // not there yet is not fatal here: the caller waits for every node's keys once all have started
+      await waitForAnnouncements([d], options.turnTimeoutMs ?? 60_000).catch(() => {})
+    }
+  } else {
+    nodes.push(...await Promise.all(specs.map(start)))
+  }
   const all = [...bootstraps, ...nodes]
   return {
     root,
@@ -135,33 +155,5 @@ export async function waitForAnnouncements (daemons: Daemon[], timeoutMs = 30_00
       await d.announcer.idle()
       await new Promise((resolve) => setTimeout(resolve, 50))
     }
-  }
-}
-
-/** The transport's per-connection delay object: @libp2p/memory keeps it on each listener and reads it for every buffer. */
-interface MemoryListener { connection?: { latency?: number } }
-
-/** Thrown when a network's transport offers no latency to set (not the memory transport, or another version of it). */
-export class LatencyUnavailableError extends Error {
-  readonly code = 'LATENCY_UNAVAILABLE'
-  constructor (message: string) {
-    super(message)
-    this.name = 'LatencyUnavailableError'
-  }
-}
-
-/**
- * Set the memory transport's latency on every daemon of a running network, ms: each buffer on every
- * connection (the listener's side decides, for both directions) waits that long from now on, and
- * each new dial too. Fails closed when a listener has no latency to set.
- */
-export function setLatency (daemons: readonly Daemon[], latencyMs: number): void {
-  if (!Number.isFinite(latencyMs) || latencyMs < 0) throw new RangeError(`latency must be ≥ 0 ms, got ${latencyMs}`)
-  for (const d of daemons) {
-    const components = (d.node as unknown as { components?: { transportManager?: { getListeners: () => unknown[] } } }).components
-    const listeners = (components?.transportManager?.getListeners() ?? []) as MemoryListener[]
-    const memory = listeners.filter((l) => typeof l.connection?.latency === 'number')
-    if (memory.length === 0) throw new LatencyUnavailableError(`${d.identity.peerId} has no memory-transport listener whose latency can be set`)
-    for (const l of memory) (l.connection as { latency: number }).latency = latencyMs
   }
 }

@@ -6,6 +6,7 @@
  * requester's job views: publish and award times) and read-only taps on their gossip and exec
  * streams (taps.ts); the mesh's gossip hops are read from gossipsub's peer and mesh tables.
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { capabilityKeyCid, jobTopics, providerTopics } from '../protocol/index.js'
 import type { Daemon } from '../node/daemon.js'
 import type { JobView } from '../node/market/views.js'
@@ -16,8 +17,9 @@ import {
   type CalibrationMeasures, type CalibrationNetwork, type CalibrationWorkload
 } from '../simulations/calibration/index.js'
 import type { SimJob } from '../simulations/model.js'
-import { setLatency, startNetwork, waitForAnnouncements, type LocalNetwork, type NodeSpec } from './local-network.js'
+import { startNetwork, type LocalNetwork, type NodeSpec } from './local-network.js'
 import { emptyCounts, tapDaemon } from './taps.js'
+import { PropagationDelay } from './delay-transport.js'
 
 export interface RealRunOptions {
   /** The memory transport's latency, ms. */
@@ -28,7 +30,7 @@ export interface RealRunOptions {
   onProgress?: (phase: string, done: number, total: number) => void
   /** Give up on jobs not final this long after the last submission, ms (default 90 s). */
   settleTimeoutMs?: number
-  /** How long to wait for the providers' DHT announcements before the jobs, ms (default 180 s). */
+  /** How long to wait for the providers' DHT announcements before the jobs, ms (ANNOUNCE_TIMEOUT_MS); the run fails if they do not finish. */
   announceTimeoutMs?: number
 }
 
@@ -41,6 +43,12 @@ export interface RealRun {
   phases: Record<string, number>
   /** The providers' capability keys on the DHT when the jobs started: provided of all. */
   announced: { provided: number, keys: number }
+  /**
+   * The market window (first submission to the last job final): this process's event-loop delay
+   * (every daemon shares the loop, so it is time a message waited for the CPU, which the model, one
+   * machine per node, does not have), and the DHT requests the daemons answered in it.
+   */
+  window: { loopDelayP50Ms: number, loopDelayP99Ms: number, loopDelayMaxMs: number, dhtRequests: number }
 }
 
 export class CalibrationRunError extends Error {
@@ -51,6 +59,8 @@ export class CalibrationRunError extends Error {
   }
 }
 
+/** The default wait for the start-up announcements, ms: 54 s at 20 nodes on a quiet machine (bench:dht), minutes on a loaded one. */
+export const ANNOUNCE_TIMEOUT_MS = 600_000
 /** One `providers` lookup's limit, ms (node/discovery.ts FIND_TIMEOUT_MS). */
 const LOOKUP_TIMEOUT_MS = 10_000
 const FINAL = new Set(['settled', 'failed', 'cancelled', 'expired'])
@@ -93,17 +103,24 @@ export async function runCalibrationReal (workload: CalibrationWorkload, options
   const bidWindowMs = options.bidWindowMs ?? CALIBRATION_BID_WINDOW_MS
   let t = Date.now()
   const lap = (phase: string): void => { phases[phase] = Date.now() - t; t = Date.now() }
-  // formed without latency (local-network.ts: with one, the first announcements take minutes), then set
-  const net = await startNetwork(specsOf(workload), { bootstrapCount: 1, loggers: options.loggers ?? silentLoggers })
+  // formed without delay (the announcements' lookups go faster), then set before the market runs;
+  // the nodes join in turn, each announcing before the next starts (local-network.ts `join`)
+  const delay = new PropagationDelay(0)
+  const net = await startNetwork(specsOf(workload), { bootstrapCount: 1, loggers: options.loggers ?? silentLoggers, delay, join: 'in-turn' })
   try {
     const providers = net.nodes.slice(0, workload.fleet.length)
     const buyers = new Map(workload.buyers.map((b, i) => [b, net.nodes[workload.fleet.length + i] as Daemon]))
     options.onProgress?.('network', 0, 1)
-    // the market needs no DHT (jobs and bids are gossiped): wait a while for the announcements the
-    // discovery lookups read, but run the jobs either way and say how many keys were provided
-    const announced = await announcements(providers, options.announceTimeoutMs ?? 180_000)
+    // the market needs no DHT (jobs and bids are gossiped), but on one event loop the providers'
+    // start-up announcements (thousands of DHT streams) would share the market's window and delay its
+    // gossip by seconds: wait until they are all done, and refuse to measure if they are not
+    const announceTimeoutMs = options.announceTimeoutMs ?? ANNOUNCE_TIMEOUT_MS
+    const announced = await announcements(providers, announceTimeoutMs, options.onProgress)
+    if (announced.provided < announced.keys) {
+      throw new CalibrationRunError(`the providers' DHT announcements did not finish in ${announceTimeoutMs / 1000} s (${announced.provided} of ${announced.keys} keys provided): the market would be measured inside the announcement storm; rerun on a less loaded machine, or with fewer --nodes`)
+    }
     const unreached = await meshReady(workload, net)
-    setLatency(net.all, options.latencyMs)
+    delay.set(options.latencyMs)
     // gossipsub's next heartbeats, with the latency in force
     await sleep(2_000)
     options.onProgress?.('network', 1, 1)
@@ -115,6 +132,8 @@ export async function runCalibrationReal (workload: CalibrationWorkload, options
 
     const counts = emptyCounts()
     for (const d of net.nodes) tapDaemon(d, counts)
+    const loop = monitorEventLoopDelay({ resolution: 10 })
+    loop.enable()
     const submitted: Array<{ buyer: Daemon, id: string }> = []
     const start = Date.now()
     const offset = workload.jobs[0]?.submitAt ?? 0
@@ -131,28 +150,34 @@ export async function runCalibrationReal (workload: CalibrationWorkload, options
     }))
     lap('submit')
     const views = await untilFinal(submitted, options.settleTimeoutMs ?? 90_000)
+    loop.disable()
+    const ms = (ns: number): number => Math.round(ns / 1e5) / 10
+    const window = { loopDelayP50Ms: ms(loop.percentile(50)), loopDelayP99Ms: ms(loop.percentile(99)), loopDelayMaxMs: ms(loop.max), dhtRequests: counts.dhtRequests }
     lap('settle')
     // the last payments and closes still in flight: let them land before counting
     await sleep(Math.max(1_000, 4 * options.latencyMs))
     const stuck = views.filter((v) => !FINAL.has(v.status)).map((v) => ({ job: v.label ?? v.id, status: v.status }))
-    return { measures: measuresOf(views, counts, discovery), network, stuck, phases, announced }
+    return { measures: measuresOf(views, counts, discovery), network, stuck, phases, announced, window }
   } finally {
     await net.stop()
   }
 }
 
 /**
- * Wait (waitForAnnouncements: each announcer kicked once and awaited, never interrupted) until every
- * key is provided or `timeoutMs` passes; how many were.
+ * Until every provider's capability keys are all on the DHT, or `timeoutMs` passes: every 500 ms each
+ * announcer with keys pending is kicked (a no-op while its round runs), so none sits out its retry
+ * backoff (up to 60 s) while the others finish. Reports progress as keys provided of all.
  */
-async function announcements (daemons: readonly Daemon[], timeoutMs: number): Promise<{ provided: number, keys: number }> {
-  try {
-    await waitForAnnouncements([...daemons], timeoutMs)
-  } catch {
-    // counted below: the run goes on without the missing keys
+async function announcements (daemons: readonly Daemon[], timeoutMs: number, onProgress?: RealRunOptions['onProgress']): Promise<{ provided: number, keys: number }> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const states = daemons.flatMap((d) => d.announcer.state())
+    const provided = states.filter((k) => k.provided).length
+    onProgress?.('announcements', provided, states.length)
+    if (provided === states.length || Date.now() > deadline) return { provided, keys: states.length }
+    for (const d of daemons) if (d.announcer.state().some((k) => !k.provided)) d.announcer.kick()
+    await sleep(500)
   }
-  const states = daemons.flatMap((d) => d.announcer.state())
-  return { provided: states.filter((k) => k.provided).length, keys: states.length }
 }
 
 /**

@@ -1,11 +1,12 @@
 /**
  * Read-only taps on real daemons, for calibration: they count what each daemon sends (gossip
- * publishes and exec-stream messages, by kind) and what its gossipsub hands it (one delivery per
- * accepted message, with the delay since the sender sealed it). They wrap this process's instances
+ * publishes and exec-stream messages, by kind), what its gossipsub hands it (one delivery per
+ * accepted message, with the delay since the sender sealed it) and the DHT requests it answers (so a
+ * run can show its market window was not shared with DHT traffic). They wrap this process's instances
  * of the daemon's services after start and change nothing the daemon does.
  */
 import type { Message } from '@libp2p/gossipsub'
-import { KINDS, openMessage, type Kind } from '../protocol/index.js'
+import { KINDS, PROTOCOLS, openMessage, type Kind } from '../protocol/index.js'
 import type { Daemon } from '../node/daemon.js'
 import type { ExecChannel } from '../node/services/exec.js'
 
@@ -20,10 +21,12 @@ export interface TrafficCounts {
   delivered: number
   /** Their delays, publish (the sender's issuedAt) to delivery, ms. */
   delays: number[]
+  /** Inbound DHT request streams (kad-dht's protocol) the daemons answered. */
+  dhtRequests: number
 }
 
 export function emptyCounts (): TrafficCounts {
-  return { gossip: new Map(), stream: new Map(), delivered: 0, delays: [] }
+  return { gossip: new Map(), stream: new Map(), delivered: 0, delays: [], dhtRequests: 0 }
 }
 
 /** The kind and issue time of a sealed message (signature checked, freshness not: it was just sent). */
@@ -72,4 +75,19 @@ export function tapDaemon (daemon: Daemon, counts: TrafficCounts): void {
   exec.open = async (peer, options) => tap(await open(peer, options))
   const handler = exec.onChannel
   if (handler !== undefined) exec.onChannel = (channel) => { handler(tap(channel)) }
+  tapDht(daemon, counts)
+}
+
+/** The registrar's record for a protocol: libp2p looks its handler up for every inbound stream. */
+interface HandlerRecord { handler: (...args: unknown[]) => unknown }
+
+function tapDht (daemon: Daemon, counts: TrafficCounts): void {
+  const registrar = (daemon.node as unknown as { components?: { registrar?: { getHandler: (protocol: string) => HandlerRecord } } }).components?.registrar
+  if (registrar === undefined) throw new Error('this libp2p node has no registrar in its components: DHT requests cannot be counted')
+  const record = registrar.getHandler(PROTOCOLS.kad)
+  const inner = record.handler
+  record.handler = (...args: unknown[]) => {
+    counts.dhtRequests++
+    return inner(...args)
+  }
 }

@@ -48,6 +48,8 @@ export async function calibrateCommand (command: Command): Promise<void> {
     process.stdout.write(`${result.workload.name}; memory-transport latency ${latencyMs} ms, bid window ${bidWindowMs} ms\n`)
     process.stdout.write(`real mesh: ${result.network.gossipHops.toFixed(2)} gossip hops on average (${result.network.hopShares.map((s, i) => `${i + 1}: ${(s * 100).toFixed(0)} %`).join(', ')}); model: ${result.modelNetwork.gossipHops.toFixed(2)} hops of ${result.modelNetwork.latencyMs} ms\n\n`)
     process.stdout.write(table(result.comparison.rows))
+    const w = result.window
+    process.stdout.write(`\nbefore the jobs: ${result.announced.provided} of ${result.announced.keys} capability keys on the DHT; in the market window: ${w.dhtRequests} DHT requests answered, event-loop delay p50 ${w.loopDelayP50Ms} / p99 ${w.loopDelayP99Ms} / max ${w.loopDelayMaxMs} ms (one loop for every daemon: time a message waited for the CPU)\n`)
     process.stdout.write(`\n${result.comparison.ok ? 'WITHIN' : 'OUTSIDE'} ${result.comparison.tolerance * 100} % on time to award and bids per job\n`)
     if (result.stuck.length > 0) process.stdout.write(`${result.stuck.length} real jobs not final when the run gave up: ${result.stuck.slice(0, 5).map((s) => `${s.job} ${s.status}`).join(', ')}\n`)
     process.stdout.write(`wrote ${file} in ${((Date.now() - started) / 1000).toFixed(1)} s\n`)

@@ -169,7 +169,8 @@ export async function main (argv: string[]): Promise<number> {
     const args = argv.slice(2)
     if (args[0] === 'help' && args.length > 1 && args.slice(1).every((a) => !a.startsWith('-'))) return helpFor(program, args.slice(1))
     await program.parseAsync(argv)
-    return 0
+    // a command that set an exit status (sim --calibrate outside its tolerance) keeps it: bin.ts assigns this return value
+    return typeof process.exitCode === 'number' ? process.exitCode : 0
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2
     if (KNOWN_ERRORS.some((E) => err instanceof E)) {
