@@ -91,6 +91,16 @@ describe('ReputationStore (protocol/trust/reputation.ts)', () => {
       assert.equal(x.others.ok, w2)
     })
 
+    it('a trusted reporter and a peer it vouches for, vouching back, cannot lift it past the cap', () => {
+      // uncapped, R's trust would be 2/3 of this node's: the mutual vouch feeds half of R's trust back to it
+      const s = withTrustedReporter()
+      s.add(ok('R', 'X'))
+      s.add(ok('X', 'R'))
+      assert.equal(s.trustIn('R', T0), REPORTER_WEIGHT_CAP)
+      times(4, ok('R', 'P'), s)
+      assert.equal(s.explain('P', T0).others.ok, 4 * REPORTER_WEIGHT_CAP)
+    })
+
     it('a reporter this node only saw fail holds no trust, and its reports count for nothing', () => {
       const s = new ReputationStore(ME)
       s.add(fail(ME, 'R'))
@@ -98,6 +108,15 @@ describe('ReputationStore (protocol/trust/reputation.ts)', () => {
       assert.equal(s.trustIn('R', T0), 0)
       assert.equal(s.score('P', T0), UNKNOWN_RELIABILITY)
       assert.equal(s.explain('P', T0).others.reporters, 1)
+    })
+
+    it('a reporter this node saw fail as often as it delivered holds no trust; one more delivery gives it some', () => {
+      const s = new ReputationStore(ME)
+      times(2, ok(ME, 'R'), s)
+      times(2, fail(ME, 'R'), s)
+      assert.equal(s.trustIn('R', T0), 0)
+      s.add(ok(ME, 'R'))
+      assert.ok(s.trustIn('R', T0) > 0)
     })
 
     it('self-issued evidence gains nothing', () => {
