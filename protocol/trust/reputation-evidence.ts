@@ -11,6 +11,7 @@
  * A receipt signed by the provider itself is the provider's own claim: as evidence from its signer about
  * itself it is self-issued and counts for nothing.
  */
+import type { OpenedMessage } from '../message.js'
 import { failureReasons } from '../messages/evidence.js'
 
 export const evidenceKinds = ['receipt', 'settlement', 'failure', 'probe'] as const
@@ -58,5 +59,30 @@ export function evidenceOutcome (e: Evidence): boolean {
       return e.ok
     default:
       throw new InvalidEvidenceError('kind', `expected one of ${evidenceKinds.join(', ')}`)
+  }
+}
+
+/** The gossiped kinds that carry reputation evidence about another peer. */
+export type EvidenceMessageKind = 'payment' | 'failure-report' | 'probe-result'
+
+/**
+ * The record an opened (verified) evidence message stands for, as the mapping above says: a payment is
+ * its signer's settlement with the payee, a failure report its signer's failure of the subject, a probe
+ * result its signer's probe of the subject.
+ */
+export function evidenceFromMessage (m: OpenedMessage<EvidenceMessageKind>): Evidence {
+  switch (m.kind) {
+    case 'payment': {
+      const p = m.payload as OpenedMessage<'payment'>['payload']
+      return { signer: m.signer, subject: p.payee, kind: 'settlement', at: p.issuedAt }
+    }
+    case 'failure-report': {
+      const p = m.payload as OpenedMessage<'failure-report'>['payload']
+      return { signer: m.signer, subject: p.subject, kind: 'failure', reason: p.reason, at: p.observedAt }
+    }
+    default: {
+      const p = m.payload as OpenedMessage<'probe-result'>['payload']
+      return { signer: m.signer, subject: p.subject, kind: 'probe', ok: p.ok, at: p.issuedAt }
+    }
   }
 }
