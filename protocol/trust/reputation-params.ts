@@ -38,8 +38,8 @@ export const MAX_SUBJECTS_PER_REPORTER = 1024
 /** Subjects this node keeps its own outcomes for: 16,384. */
 export const MAX_OWN_SUBJECTS = 16_384
 
-/** Reporter–subject pairs kept from others in all: 262,144 (≈ 40 MB at the bench's ≈ 150 B per pair). */
-export const MAX_OTHERS_PAIRS = 262_144
+/** Reporter–subject pairs kept from others in all: 131,072 (≈ 60 MiB at the ≈ 450 B per pair bench:trust measures). */
+export const MAX_OTHERS_PAIRS = 131_072
 
 export interface ReputationParams {
   /** > 0: the age at which a record counts half. */

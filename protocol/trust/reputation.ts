@@ -13,7 +13,7 @@
  *
  * Memory is bounded: evidence is folded into one pair per (reporter, subject) (reputation-pair.ts), and
  * the pairs are capped — 256 other reporters per subject, 1,024 subjects per other reporter, 16,384
- * subjects of this node's own, 262,144 pairs from others in all (reputation-params.ts). A reporter that
+ * subjects of this node's own, 131,072 pairs from others in all (reputation-params.ts). A reporter that
  * would exceed a subject's cap displaces the least trusted one only when it is trusted more; one that
  * would exceed its own cap displaces its lightest pair; past the global cap others' new pairs are dropped.
  *
