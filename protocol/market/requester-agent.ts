@@ -2,8 +2,9 @@
  * The requester agent (DESIGN §1, §5–§6): every market decision a requester node takes, above and
  * around each job's lifecycle (`reduceRequester`), as one pure object per node. It holds the node's
  * jobs, each round's bid store, the award decision at the close (decideAward with the exclusions and
- * this node's reliability view), the reputation it keeps from what it saw itself (a verified receipt
- * is a success, a failure it blamed a provider for is a failure), re-auctions and cancels.
+ * this node's reliability view), the reputation it keeps (protocol/trust/reputation.ts: what it saw
+ * itself — a verified receipt is a success, a failure it blamed a provider for is a failure — counted
+ * fully, others' evidence as far as it trusts them, decayed to the event's time), re-auctions and cancels.
  *
  * One entry point, `handle(event) → effects`: synchronous, no I/O, no clock, no timers (time only
  * from `event.now`). The daemon's shell (node/market/requester*.ts) and the scenario harness turn
@@ -59,7 +60,7 @@ export class RequesterAgent {
   readonly reputation: Reputation
 
   constructor (readonly peerId: string, readonly params: MarketParams = defaultMarketParams) {
-    this.reputation = new Reputation(params.scoring)
+    this.reputation = new Reputation(params.scoring, peerId)
   }
 
   /** Apply one event; returns what the shell must do, in order. Never throws on bad input. */
@@ -162,7 +163,7 @@ export class RequesterAgent {
     if (job.bids.has(cid)) return
     const assessed = assessBid({ cid: job.cid, payload: job.request }, e.bid, {
       at: Math.max(e.now, s.auction.closesAt),
-      reliability: (peer) => this.reputation.reliability(peer),
+      reliability: (peer) => this.reputation.reliability(peer, Math.max(e.now, s.auction.closesAt)),
       params: this.params.scoring
     })
     if ('fault' in assessed) { out.push({ type: 'ignored', job: job.id, reason: `bid ${cid} refused on arrival: ${assessed.fault}` }); return }
@@ -227,7 +228,7 @@ export class RequesterAgent {
       case 'outputs-verified': {
         if (job.state.status !== 'verifying') { out.push({ type: 'ignored', job: job.id, reason: `no outputs awaited while ${job.state.status}` }); return }
         const missing = (e.missingOutputs ?? []).filter((p) => typeof p === 'string')
-        this.reputation.record(provider, true)
+        this.reputation.record(provider, true, now)
         out.push(note(job, 'outputs', `${e.files} output(s) verified` + (missing.length > 0 ? `; not written by the job: ${missing.join(', ')}` : ''), provider))
         this.step(job, { type: 'outputs-verified', now, ...(missing.length > 0 ? { missingOutputs: missing } : {}) }, out)
         return
@@ -328,7 +329,7 @@ export class RequesterAgent {
         case 'record-failure': {
           const counted = job.state.failures > (before?.failures ?? 0)
           failure = effect.subject
-          this.reputation.record(effect.subject, false)
+          this.reputation.record(effect.subject, false, job.state.now)
           out.push(note(job, 'failure', `${effect.reason}${effect.detail !== undefined ? `: ${effect.detail}` : ''}`, effect.subject))
           out.push({
             type: 'record-failure', job: job.id, attempt: ended?.attempt ?? job.state.attempt, subject: effect.subject, reason: effect.reason,
@@ -360,7 +361,7 @@ export class RequesterAgent {
       decision = decideAward({
         job: { cid: job.cid, payload: job.request },
         bids,
-        reliability: (peer) => this.reputation.reliability(peer),
+        reliability: (peer) => this.reputation.reliability(peer, now),
         excluded: exclude,
         attempt: job.state.attempt + 1,
         now,

@@ -194,7 +194,7 @@ describe('the requester agent at its edges', () => {
 
     it('a failure by a provider with history is counted', () => {
       const d = new Driver()
-      d.agent.reputation.record(peer(1), true)
+      d.agent.reputation.record(peer(1), true, NOW)
       d.submit()
       d.bid(1, 2_000_000)
       d.runTo(NOW + WINDOW)
@@ -290,7 +290,7 @@ describe('the requester agent at its edges', () => {
 
     it('a stranger\'s no-show after a counted failure is still not counted', () => {
       const d = new Driver()
-      d.agent.reputation.record(peer(1), true)
+      d.agent.reputation.record(peer(1), true, NOW)
       d.submit()
       d.bid(1, 2_000_000)
       d.runTo(NOW + WINDOW)

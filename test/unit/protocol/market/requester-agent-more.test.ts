@@ -208,7 +208,7 @@ describe('the requester agent, more', () => {
     it('lease, billing interval and failed attempts come from the agent\'s params', () => {
       const params = createMarketParams({ leaseMs: 10_000, billingIntervalSec: 120, maxFailedAttempts: 1 })
       const d = new Driver(jobPayload(), params)
-      d.agent.reputation.record(peer(1), true)
+      d.agent.reputation.record(peer(1), true, NOW)
       awarded(1, 2_000_000, d)
       const [award] = d.of('send-award')
       assert.equal(award?.fields.leaseMs, 10_000)
@@ -286,7 +286,7 @@ describe('the requester agent, more', () => {
       const d = new Driver()
       d.submit()
       const proven = 'peer-proven'
-      for (let i = 0; i < 5; i++) d.agent.reputation.record(proven, true)
+      for (let i = 0; i < 5; i++) d.agent.reputation.record(proven, true, NOW)
       for (let i = 0; i < MAX_BIDS_PER_ROUND; i++) d.send({ type: 'bid-seen', now: NOW, bid: plainBid(d, `peer-s${i}`, 2_000_000), model: 'm', region: 'r' })
       assert.equal(d.state?.bids.length, MAX_BIDS_PER_ROUND)
       // 10% dearer, but delivered five times here: it ranks before every stranger, so it takes a slot

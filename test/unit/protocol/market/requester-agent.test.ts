@@ -128,7 +128,7 @@ describe('the requester agent (protocol/market/requester-agent.ts)', () => {
 
     it('a provider with history that no-shows does use up an attempt; three such fail the job', () => {
       const d = new Driver()
-      for (const p of [1, 2, 3]) d.agent.reputation.record(peer(p), true)
+      for (const p of [1, 2, 3]) d.agent.reputation.record(peer(p), true, NOW)
       d.submit()
       for (let round = 0; round < 3; round++) {
         for (const s of [1, 2, 3]) d.bid(s, 100_000 + s)
@@ -143,7 +143,7 @@ describe('the requester agent (protocol/market/requester-agent.ts)', () => {
     it('an identity that only ever failed here is still a stranger: its no-shows do not use up attempts', () => {
       const d = new Driver()
       // each failed an earlier job of this node: history, but no delivery
-      for (const p of [1, 2, 3]) d.agent.reputation.record(peer(p), false)
+      for (const p of [1, 2, 3]) d.agent.reputation.record(peer(p), false, NOW)
       d.submit()
       for (let round = 0; round < 3; round++) {
         for (const s of [1, 2, 3]) d.bid(s, 100_000 + s)
@@ -171,7 +171,7 @@ describe('the requester agent (protocol/market/requester-agent.ts)', () => {
     it('later rounds prefer a provider that delivered over a cheaper stranger', () => {
       const params = createMarketParams({ leaseMs: LEASE })
       const d = new Driver(jobPayload(), params)
-      for (let i = 0; i < 3; i++) d.agent.reputation.record(peer(9), true)
+      for (let i = 0; i < 3; i++) d.agent.reputation.record(peer(9), true, NOW)
       d.submit()
       d.bid(1, 1_000_000)
       d.bid(9, 1_100_000)
