@@ -33,6 +33,9 @@ export class RequesterMarket implements RequesterShell {
   readonly agent: RequesterAgent
   readonly scheduler: Scheduler
   stopping = false
+  /** The reputation view's `changes` last written, and the write in flight (saveReputation). */
+  private reputationSaved = 0
+  private reputationSaving: Promise<void> | undefined
 
   constructor (readonly options: RequesterOptions) {
     const params = options.params ?? defaultMarketParams
@@ -50,6 +53,7 @@ export class RequesterMarket implements RequesterShell {
    * the agent marks it failed, with the reason, and its provider stops when payments stop.
    */
   async load (): Promise<number> {
+    await this.loadReputation()
     let loaded = 0
     for (const record of await this.options.store.list<JobRecord>('requester')) {
       if (this.jobs.has(record.id)) continue
@@ -155,6 +159,34 @@ export class RequesterMarket implements RequesterShell {
       for (const attempt of active.attempts.values()) attempt.channel?.abort(new Error('the requester is shutting down'))
     }
     await Promise.all([...this.jobs.values()].map(async (active) => { await active.saving }))
+    this.saveReputation()
+    await this.reputationSaving
+  }
+
+  /** Read back the reputation view kept before a restart; one that does not load is set aside, with a warning. */
+  private async loadReputation (): Promise<void> {
+    const snapshot = await this.options.store.getReputation()
+    if (snapshot === undefined) return
+    try {
+      this.agent.reputation.load(snapshot)
+    } catch (err) {
+      this.options.log.warn('the stored reputation view does not load; starting from no history', { error: err })
+    }
+    this.reputationSaved = this.agent.reputation.changes
+  }
+
+  /** Write the reputation view when it changed; writes are coalesced like job records'. */
+  private saveReputation (): void {
+    if (this.reputationSaving !== undefined || this.agent.reputation.changes === this.reputationSaved) return
+    this.reputationSaving = (async () => {
+      while (this.agent.reputation.changes !== this.reputationSaved) {
+        this.reputationSaved = this.agent.reputation.changes
+        await this.options.store.putReputation(this.agent.reputation.snapshot()).catch((err: unknown) => {
+          this.options.log.error('cannot save the reputation view', { error: err })
+        })
+      }
+      this.reputationSaving = undefined
+    })()
   }
 
   // -------------------------------------------------------------------------------------------
@@ -190,6 +222,7 @@ export class RequesterMarket implements RequesterShell {
       else this.enqueue(active, effect)
     }
     this.save(active)
+    this.saveReputation()
   }
 
   private enqueue (active: ActiveJob, effect: RequesterAgentEffect): void {

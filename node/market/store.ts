@@ -9,6 +9,9 @@
  *                                        payments, failure reports (raw bytes)
  *   market-evidence-quota/<signer>       bytes of other peers' gossiped evidence kept, per signer (JSON
  *                                        number; protocol/trust/evidence-budget.ts bounds it)
+ *   market-reputation/self               the requester's reputation view (protocol/trust/reputation.ts
+ *                                        snapshot, JSON), so scores are the same after a restart; derived
+ *                                        data, not journaled: a rebuilt database starts it empty
  *
  * Records are plain JSON; anything signed is kept as its envelope bytes and re-opened (historically)
  * when read, so a record is never trusted beyond what its signatures show.
@@ -26,7 +29,7 @@ type Section = 'requester' | 'provider' | 'ledger'
 type JsonSublevel = ReturnType<typeof jsonSublevel>
 
 /** The database sublevel of a market section: `market-<section>`. */
-export const marketSublevel = (section: Section | 'envelopes' | 'evidence-quota'): string => `market-${section}`
+export const marketSublevel = (section: Section | 'envelopes' | 'evidence-quota' | 'reputation'): string => `market-${section}`
 
 function jsonSublevel (db: Level<string, unknown>, name: Section) {
   return db.sublevel<string, unknown>(marketSublevel(name), { valueEncoding: 'json' })
@@ -42,6 +45,7 @@ export class MarketStore {
   private readonly text: Record<Section, ReturnType<typeof textSublevel>>
   private readonly envelopes
   private readonly quota
+  private readonly reputation
   /** The write in flight per key (`<section>/<key>`): the next write to that key waits for it. */
   private readonly writing = new Map<string, Promise<void>>()
   /** Envelopes already journaled (content-addressed: written once, however often they arrive). */
@@ -53,6 +57,21 @@ export class MarketStore {
     this.text = { requester: textSublevel(db, 'requester'), provider: textSublevel(db, 'provider'), ledger: textSublevel(db, 'ledger') }
     this.envelopes = db.sublevel<string, Uint8Array>(marketSublevel('envelopes'), { valueEncoding: 'view' })
     this.quota = db.sublevel<string, number>(marketSublevel('evidence-quota'), { valueEncoding: 'json' })
+    this.reputation = db.sublevel<string, unknown>(marketSublevel('reputation'), { valueEncoding: 'json' })
+  }
+
+  /** Keep the reputation snapshot (one key; the last write wins). */
+  async putReputation (snapshot: unknown): Promise<void> {
+    await this.serially('reputation/self', async () => { await this.reputation.put('self', snapshot) })
+  }
+
+  /** The reputation snapshot kept, or undefined (none yet, or a value level cannot decode). */
+  async getReputation (): Promise<unknown> {
+    try {
+      return await this.reputation.get('self')
+    } catch {
+      return undefined
+    }
   }
 
   /** Run `write` after the write in flight to the same key, database first, then the journal. */

@@ -155,6 +155,11 @@ export class ReputationStore {
     return { subject, now, own, others, prior: { mean: priorMean, weight: priorWeight }, score, known: reports !== undefined }
   }
 
+  /** Grows with every change of the contents (an add, a load): a shell saves a snapshot when it moved. */
+  get changes (): number {
+    return this.version
+  }
+
   /** Plain data (survives structuredClone and JSON) from which `load` rebuilds this store exactly. */
   snapshot (): ReputationSnapshot {
     const pairs: ReputationSnapshot['pairs'] = []

@@ -176,11 +176,14 @@ describe('the market under bad input (in-process)', function () {
     assert.equal(requester.market!.requester.list().length, before)
   })
 
-  it('a requester restarted with a job in flight keeps its record and says the job was interrupted', async () => {
+  it('a requester restarted with a job in flight keeps its record and its reputation view, and says the job was interrupted', async () => {
     const { job: id } = await requester.market!.submit(job({ command: ['/bin/sh', '-c', 'sleep 20'], outputs: [] }))
     await until(requester, id, (v) => v.status === 'running')
     const dataDir = requester.options.dataDir
     await requester.stop()
+    // the reputation view as it was when the requester stopped (earlier tests' jobs gave it history)
+    const kept = requester.market!.requester.agent.reputation.snapshot()
+    assert.ok(kept.pairs.length > 0, 'the requester has a history to keep')
     // the provider stops when the payments stop, and says so on the evidence topic
     const again = await startDaemon(net.root, { sell: false, market: MARKET }, { dial: [net.bootstraps[0]!.addresses()[0] as string], dataDir })
     net.all.push(again)
@@ -188,6 +191,8 @@ describe('the market under bad input (in-process)', function () {
     assert.ok(view !== undefined)
     assert.equal(view.status, 'failed')
     assert.match(view.reason ?? '', /interrupted/)
+    // reputation is the same after the restart (market-reputation/self in the level db)
+    assert.deepEqual(again.market!.requester.agent.reputation.snapshot(), kept)
     const entries = (await again.market!.ledger()).entries.filter((e) => e.job === id)
     assert.ok(entries.every((e) => e.state !== 'open'), JSON.stringify(entries))
     // the providers are still up and take the next job
