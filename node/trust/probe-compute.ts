@@ -1,0 +1,38 @@
+/**
+ * The provider's side of the probe task: derive A and B from the challenger's nonce and compute A·B
+ * mod p. Only the CPU kernel exists (label `cpu`); it runs in slices of rows and yields between them,
+ * so a large challenge never blocks the daemon's event loop and stops as soon as the challenger gives up.
+ *
+ * GPU seam: a `ProbeDevice` with `device: 'gpu'` (a CUDA kernel over the same derivation, exact mod p)
+ * plugs in here; the service labels its answers with the device that computed them, and the
+ * challenger's timing and Freivalds check are the same for both.
+ */
+import { setImmediate as yieldToLoop } from 'node:timers/promises'
+import { deriveMatrix, multiplyRows } from '../../protocol/trust/probe.js'
+
+export interface ProbeDevice {
+  readonly device: 'cpu' | 'gpu'
+  /** A·B mod p for the challenge (nonce, n); rejects with `signal.reason` once the signal aborts. */
+  multiply (nonce: Uint8Array, n: number, signal?: AbortSignal): Promise<Uint16Array>
+}
+
+/** MACs (multiply-adds) per slice between yields: a few ms of CPU. */
+export const PROBE_SLICE_MACS = 1 << 21
+
+/** The JavaScript kernel on this thread. */
+export const cpuProbeDevice: ProbeDevice = {
+  device: 'cpu',
+  async multiply (nonce, n, signal) {
+    signal?.throwIfAborted()
+    const a = deriveMatrix(nonce, 'A', n)
+    const b = deriveMatrix(nonce, 'B', n)
+    const out = new Uint16Array(n * n)
+    const rows = Math.max(1, Math.floor(PROBE_SLICE_MACS / (n * n)))
+    for (let from = 0; from < n; from += rows) {
+      multiplyRows(a, b, n, from, Math.min(n, from + rows), out)
+      await yieldToLoop()
+      signal?.throwIfAborted()
+    }
+    return out
+  }
+}
