@@ -1,0 +1,83 @@
+/**
+ * /gpumesh/probe/1.0.0 between real daemons (in-process libp2p): a provider that declares an H100 but
+ * computes on this machine's CPU is flagged; probed against a CPU claim the same machine passes, with
+ * its answer labelled `cpu`; the provider refuses a second probe from the same peer; and its ad lists
+ * the attestation it signed at start.
+ */
+import assert from 'node:assert/strict'
+import type { Daemon } from '../../node/daemon.js'
+import { ProbeError } from '../../protocol/trust/probe.js'
+import { openMessage } from '../../protocol/index.js'
+import { probeClaim } from '../../protocol/trust/probe-throughput.js'
+import { verifyAttestation } from '../../protocol/trust/attestation.js'
+import { startNetwork, type TestNetwork } from '../helpers/network.js'
+
+describe('/gpumesh/probe/1.0.0: a claimed H100 that computes like a laptop (in-process)', function () {
+  this.timeout(120_000)
+  let net: TestNetwork
+  let liar: Daemon
+  let prober: Daemon
+  let second: Daemon
+
+  before(async () => {
+    net = await startNetwork([
+      { region: 'eu', gpus: ['NVIDIA H100 80GB HBM3:81559'] },
+      { region: 'eu', sell: false },
+      { region: 'eu', sell: false }
+    ])
+    ;[liar, prober, second] = net.nodes as [Daemon, Daemon, Daemon]
+    await prober.node.dial(liar.node.getMultiaddrs()[0]!)
+    await second.node.dial(liar.node.getMultiaddrs()[0]!)
+  })
+  after(async () => { await net?.stop() })
+
+  it('the ad lists the attestation the provider signed at start, and it verifies', async () => {
+    const ad = await prober.node.services.capability.fetch(liar.node.peerId)
+    const attestation = liar.attestation
+    assert.ok(attestation !== undefined)
+    assert.deepEqual(ad.payload.attestations.map(String), [attestation.cid.toString()])
+    const verified = verifyAttestation(attestation.bytes, ad, { now: Date.now() })
+    assert.equal(verified.attestation.payload.gpus[0]?.provenance, 'declared')
+    assert.equal(verified.attestation.payload.benchmark.name, 'freivalds-matmul-cpu')
+    assert.ok(verified.attestation.payload.benchmark.value > 0)
+  })
+
+  it('flags the H100 claim after a CPU probe, and signs what it measured', async () => {
+    const ad = await prober.node.services.capability.fetch(liar.node.peerId)
+    const claim = probeClaim(ad.payload.gpus[0]?.model)
+    assert.equal(claim.device, 'gpu')
+    const outcome = await prober.node.services.probe.probe(liar.node.peerId, { claim })
+    assert.equal(outcome.verdict, 'flagged', JSON.stringify({ ...outcome.result.payload, nonce: undefined }))
+    const opened = openMessage(outcome.result.bytes, 'probe-result', { now: Date.now() })
+    assert.equal(opened.signer, prober.node.peerId.toString())
+    assert.equal(opened.payload.subject, liar.node.peerId.toString())
+    assert.equal(opened.payload.model, 'nvidia-h100-80gb-hbm3')
+    assert.ok(opened.payload.durationMs > 2 * opened.payload.expectedMs!)
+  })
+
+  it('refuses a second probe from the same peer within the interval', async () => {
+    await assert.rejects(prober.node.services.probe.probe(liar.node.peerId, { claim: probeClaim(undefined) }),
+      (err: unknown) => err instanceof ProbeError && err.code === 'RATE_LIMITED' && err.message.includes('RATE_LIMITED'))
+  })
+
+  it('passes the same machine against a CPU claim, its answer labelled cpu and checked', async () => {
+    const claim = probeClaim(undefined)
+    // the abandoned H100-sized product stops at its next slice once the stream is gone
+    let outcome
+    for (const until = Date.now() + 5_000; ;) {
+      try {
+        outcome = await second.node.services.probe.probe(liar.node.peerId, { claim })
+        break
+      } catch (err) {
+        if (!(err instanceof ProbeError && err.message.includes('BUSY') && Date.now() < until)) throw err
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+    }
+    const p = outcome.result.payload
+    assert.equal(outcome.verdict, 'pass', JSON.stringify({ ...p, nonce: undefined }))
+    assert.equal(p.ok, true)
+    assert.equal(p.device, 'cpu')
+    assert.equal(p.model, 'cpu')
+    assert.ok(p.durationMs <= 2 * p.expectedMs!)
+  })
+})
