@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict'
 import type { Daemon } from '../../node/daemon.js'
-import { ProbeError } from '../../protocol/trust/probe.js'
+import { ProbeError, deriveMatrix, multiply } from '../../protocol/trust/probe.js'
 import { openMessage } from '../../protocol/index.js'
 import { probeClaim } from '../../protocol/trust/probe-throughput.js'
 import { verifyAttestation } from '../../protocol/trust/attestation.js'
@@ -18,16 +18,19 @@ describe('/gpumesh/probe/1.0.0: a claimed H100 that computes like a laptop (in-p
   let liar: Daemon
   let prober: Daemon
   let second: Daemon
+  let cheat: Daemon
 
   before(async () => {
     net = await startNetwork([
       { region: 'eu', gpus: ['NVIDIA H100 80GB HBM3:81559'] },
       { region: 'eu', sell: false },
+      { region: 'eu', sell: false },
       { region: 'eu', sell: false }
     ])
-    ;[liar, prober, second] = net.nodes as [Daemon, Daemon, Daemon]
+    ;[liar, prober, second, cheat] = net.nodes as [Daemon, Daemon, Daemon, Daemon]
     await prober.node.dial(liar.node.getMultiaddrs()[0]!)
     await second.node.dial(liar.node.getMultiaddrs()[0]!)
+    await prober.node.dial(cheat.node.getMultiaddrs()[0]!)
   })
   after(async () => { await net?.stop() })
 
@@ -79,5 +82,24 @@ describe('/gpumesh/probe/1.0.0: a claimed H100 that computes like a laptop (in-p
     assert.equal(p.device, 'cpu')
     assert.equal(p.model, 'cpu')
     assert.ok(p.durationMs <= 2 * p.expectedMs!)
+  })
+
+  it('fails a fast answer that is not the product of this challenge, whatever device it claims', async () => {
+    // a cheat answers at once with a product it computed earlier, for another nonce
+    const stale = new Uint8Array(16).fill(0xee)
+    const precomputed = new Map<number, Uint16Array>()
+    cheat.node.services.probe.device = {
+      device: 'gpu',
+      multiply: async (_nonce, n) => {
+        if (!precomputed.has(n)) precomputed.set(n, multiply(deriveMatrix(stale, 'A', n), deriveMatrix(stale, 'B', n), n))
+        return precomputed.get(n)!
+      }
+    }
+    const outcome = await prober.node.services.probe.probe(cheat.node.peerId, { claim: probeClaim(undefined) })
+    const p = outcome.result.payload
+    assert.equal(outcome.verdict, 'failed', JSON.stringify({ ...p, nonce: undefined }))
+    assert.equal(p.ok, false)
+    assert.equal(p.device, 'gpu')
+    assert.match(p.detail ?? '', /^WRONG_PRODUCT/)
   })
 })
