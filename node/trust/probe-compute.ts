@@ -29,9 +29,12 @@ export const cpuProbeDevice: ProbeDevice = {
     const out = new Uint16Array(n * n)
     const rows = Math.max(1, Math.floor(PROBE_SLICE_MACS / (n * n)))
     for (let from = 0; from < n; from += rows) {
+      // yield between slices only: a product of one slice returns without giving the loop away
+      if (from > 0) {
+        await yieldToLoop()
+        signal?.throwIfAborted()
+      }
       multiplyRows(a, b, n, from, Math.min(n, from + rows), out)
-      await yieldToLoop()
-      signal?.throwIfAborted()
     }
     return out
   }
