@@ -10,7 +10,8 @@ import { lpStream } from '@libp2p/utils'
 import { ProbeError, deriveMatrix, encodeProduct, multiply } from '../../protocol/trust/probe.js'
 import { decodeProbeFrame, encodeProbeFrame } from '../../protocol/trust/probe-frames.js'
 import { PROTOCOLS, openMessage } from '../../protocol/index.js'
-import { probeClaim } from '../../protocol/trust/probe-throughput.js'
+import { expectedProbeMs, probeClaim } from '../../protocol/trust/probe-throughput.js'
+import { cpuProbeDevice } from '../../node/trust/probe-compute.js'
 import { verifyAttestation } from '../../protocol/trust/attestation.js'
 import { startNetwork, type TestNetwork } from '../helpers/network.js'
 
@@ -125,5 +126,23 @@ describe('/gpumesh/probe/1.0.0: a claimed H100 that computes like a laptop (in-p
     const p = outcome.result.payload
     assert.equal(outcome.verdict, 'failed', JSON.stringify({ ...p, nonce: undefined }))
     assert.match(p.detail ?? '', /^DIGEST_MISMATCH/)
+  })
+
+  it('flags a right answer whose digest comes later than twice the expected time', async () => {
+    const claim = { model: 'cpu', device: 'cpu' as const, macPerSec: 1e5 }
+    const late = 2 * expectedProbeMs(claim, 32) + 100
+    liar.node.services.probe.device = {
+      device: 'cpu',
+      multiply: async (nonce, n, signal) => {
+        await new Promise((resolve) => setTimeout(resolve, late))
+        return await cpuProbeDevice.multiply(nonce, n, signal)
+      }
+    }
+    await cheat.node.dial(liar.node.getMultiaddrs()[0]!)
+    const outcome = await cheat.node.services.probe.probe(liar.node.peerId, { claim })
+    const p = outcome.result.payload
+    assert.equal(p.ok, true, 'the answer arrived and is right')
+    assert.equal(outcome.verdict, 'flagged', JSON.stringify({ ...p, nonce: undefined }))
+    assert.ok(p.durationMs > 2 * p.expectedMs!)
   })
 })
