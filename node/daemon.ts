@@ -286,7 +286,11 @@ export class Daemon {
     this.ad = sealMessage(this.identity, 'capability-ad', ad)
     this.log.info('capability ad signed', { cid: this.ad.cid.toString(), gpus: this.gpus.length, seq: ad.seq })
     // the attestation travels on the evidence topic, so a buyer holding the ad can check its id (best effort, as any gossip)
-    if (this.attestation !== undefined) void this.market?.gossip.publish(this.attestation, [EVIDENCE_TOPIC])
+    if (this.attestation !== undefined) {
+      this.market?.gossip.publish(this.attestation, [EVIDENCE_TOPIC]).catch((err: unknown) => {
+        this.log.warn('publishing the attestation failed', { error: err })
+      })
+    }
     this.scheduleRefresh(Math.floor(this.options.config.provider.adTtlMs * AD_REFRESH_FRACTION))
   }
 

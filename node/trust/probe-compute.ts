@@ -8,7 +8,7 @@
  * challenger's timing and Freivalds check are the same for both.
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
-import { deriveMatrix, multiplyRows } from '../../protocol/trust/probe.js'
+import { deriveMatrixRows, multiplyRows } from '../../protocol/trust/probe.js'
 
 export interface ProbeDevice {
   readonly device: 'cpu' | 'gpu'
@@ -18,14 +18,27 @@ export interface ProbeDevice {
 
 /** MACs (multiply-adds) per slice between yields: a few ms of CPU. */
 export const PROBE_SLICE_MACS = 1 << 21
+/** Matrix entries derived per slice between yields (of each of A and B). */
+export const PROBE_SLICE_ENTRIES = 1 << 17
 
 /** The JavaScript kernel on this thread. */
 export const cpuProbeDevice: ProbeDevice = {
   device: 'cpu',
   async multiply (nonce, n, signal) {
     signal?.throwIfAborted()
-    const a = deriveMatrix(nonce, 'A', n)
-    const b = deriveMatrix(nonce, 'B', n)
+    const a = new Uint16Array(n * n)
+    const b = new Uint16Array(n * n)
+    // deriving costs about as much per entry as a few MACs: slices of PROBE_SLICE_ENTRIES entries
+    const deriveRows = Math.max(1, Math.floor(PROBE_SLICE_ENTRIES / n))
+    for (let from = 0; from < n; from += deriveRows) {
+      if (from > 0) {
+        await yieldToLoop()
+        signal?.throwIfAborted()
+      }
+      const to = Math.min(n, from + deriveRows)
+      deriveMatrixRows(nonce, 'A', n, from, to, a)
+      deriveMatrixRows(nonce, 'B', n, from, to, b)
+    }
     const out = new Uint16Array(n * n)
     const rows = Math.max(1, Math.floor(PROBE_SLICE_MACS / (n * n)))
     for (let from = 0; from < n; from += rows) {

@@ -58,12 +58,20 @@ export function checkProbeSize (n: number): void {
  */
 export function deriveMatrix (nonce: Uint8Array, tag: 'A' | 'B', n: number): Uint16Array {
   checkProbeSize(n)
-  return expand(nonce, tag.charCodeAt(0), n, n, n)
+  const out = new Uint16Array(n * n)
+  deriveMatrixRows(nonce, tag, n, 0, n, out)
+  return out
 }
 
-/** `rows` rows of `width` entries of the stream for (nonce, tag byte, n). */
-function expand (nonce: Uint8Array, tag: number, n: number, rows: number, width: number): Uint16Array {
-  const out = new Uint16Array(rows * width)
+/** Rows [from, to) of deriveMatrix(nonce, tag, n) into `out` (n×n, row-major), so a caller can derive in slices. */
+export function deriveMatrixRows (nonce: Uint8Array, tag: 'A' | 'B', n: number, from: number, to: number, out: Uint16Array): void {
+  checkProbeSize(n)
+  if (out.length !== n * n || from < 0 || to > n) throw new RangeError(`rows [${from}, ${to}) of an ${n}×${n} matrix into ${out.length} entries`)
+  expand(nonce, tag.charCodeAt(0), n, n, from, to, out)
+}
+
+/** Rows [from, to) of `width` entries of the stream for (nonce, tag byte, n), into `out` at row · width. */
+function expand (nonce: Uint8Array, tag: number, n: number, width: number, from: number, to: number, out: Uint16Array): void {
   const input = new Uint8Array(DOMAIN_BYTES.byteLength + 9 + nonce.byteLength)
   input.set(DOMAIN_BYTES, 0)
   const view = new DataView(input.buffer)
@@ -71,7 +79,7 @@ function expand (nonce: Uint8Array, tag: number, n: number, rows: number, width:
   input[at] = tag
   view.setUint32(at + 1, n)
   input.set(nonce, at + 9)
-  for (let row = 0; row < rows; row++) {
+  for (let row = from; row < to; row++) {
     view.setUint32(at + 5, row)
     const digest = sha256(input)
     const seed = new DataView(digest.buffer, digest.byteOffset, 16)
@@ -95,7 +103,6 @@ function expand (nonce: Uint8Array, tag: number, n: number, rows: number, width:
       out[base + j] = result % PROBE_PRIME
     }
   }
-  return out
 }
 
 /**
@@ -144,7 +151,8 @@ function matVec (m: Uint16Array, v: Uint16Array, n: number): Uint16Array {
 export function freivaldsVectors (seed: Uint8Array, n: number, rounds = PROBE_FREIVALDS_ROUNDS): Uint16Array[] {
   checkProbeSize(n)
   if (!Number.isInteger(rounds) || rounds < 1) throw new RangeError('rounds must be a positive integer')
-  const all = expand(seed, 'r'.charCodeAt(0), n, rounds, n)
+  const all = new Uint16Array(rounds * n)
+  expand(seed, 'r'.charCodeAt(0), n, n, 0, rounds, all)
   return Array.from({ length: rounds }, (_, r) => all.subarray(r * n, (r + 1) * n))
 }
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import {
-  PROBE_MAX_N, PROBE_MIN_N, PROBE_N_STEP, PROBE_PRIME, ProbeError, checkProbeSize, decodeProduct, deriveMatrix,
+  PROBE_MAX_N, PROBE_MIN_N, PROBE_N_STEP, PROBE_PRIME, ProbeError, checkProbeSize, decodeProduct, deriveMatrix, deriveMatrixRows,
   encodeProduct, freivalds, freivaldsVectors, multiply
 } from '../../../../protocol/trust/probe.js'
 
@@ -39,6 +39,14 @@ describe('protocol/trust/probe: the challenge and its check', () => {
     assert.notDeepEqual(deriveMatrix(other, 'A', n), a)
     assert.notDeepEqual(deriveMatrix(NONCE, 'A', 96).subarray(0, n), a.subarray(0, n))
     assert.ok(a.every((x) => x < PROBE_PRIME))
+  })
+
+  it('derives the same matrix in slices of rows as in one call', () => {
+    const sliced = new Uint16Array(n * n)
+    for (const [from, to] of [[0, 1], [1, 40], [40, n]] as const) deriveMatrixRows(NONCE, 'A', n, from, to, sliced)
+    assert.deepEqual(sliced, a)
+    assert.throws(() => deriveMatrixRows(NONCE, 'A', n, 0, n + 1, sliced), RangeError)
+    assert.equal(code(() => deriveMatrix(NONCE, 'A', 33)), 'BAD_SIZE')
   })
 
   it('the kernel computes the textbook product mod p, including the largest entries', () => {
