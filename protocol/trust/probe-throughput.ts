@@ -10,7 +10,9 @@
  * MAC/s = TFLOPS · 10¹² / 4. No GPU kernel exists yet (node/trust/probe-compute.ts is the seam), so this
  * factor is an assumption, not a measurement; the 2× flag rule is its safety margin.
  * The CPU row is the JavaScript kernel (multiplyRows) on one core, set below what `npm run bench:probe`
- * measured on a loaded shared 2-core machine (5.7·10⁷ to 1.4·10⁸ MAC/s at load 10 to 18; inside an in-process test network at load 20 a 192³ probe took 722 ms, ≈ 10⁷ MAC/s), so an honest CPU is not flagged even then.
+ * measured on a loaded shared 2-core machine: 5.9·10⁷ to 1.4·10⁸ MAC/s warm at load 10 to 18, 9.4·10⁶ for the
+ * first (not yet optimised) 128³ call at load 17, and a 192³ probe took 722 ms inside a 4-daemon test process at
+ * load 20. With expectedMs = n³/rate + 50 and the 2× margin, an honest CPU is not flagged even then.
  */
 import { modelInFamily } from '../constants.js'
 import { PROBE_MAX_N, PROBE_MIN_N, PROBE_N_STEP } from './probe.js'
