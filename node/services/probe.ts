@@ -4,8 +4,8 @@
  * what it measured as a probe-result (protocol/README.md "Attestations and probes").
  *
  * Wire: length-prefixed frames (protocol/trust/probe-frames.ts). The challenger sends a ping and the
- * provider echoes its nonce (or refuses: rate limit, busy) — that round trip is the RTT; then the
- * challenge {nonce, n}; the provider answers with the SHA-256 of its product the moment it has it
+ * provider echoes its nonce — that round trip is the RTT, and a reachability probe ends there; then the
+ * challenge {nonce, n}; the provider refuses it (rate limit, busy) or answers with the SHA-256 of its product the moment it has it
  * (the challenger's clock stops there, so the transfer of the product is not timed), then the product.
  * The challenger waits for the digest only until the claim is flagged anyway: 2× the expected time plus
  * one RTT and PROBE_GRACE_MS.
@@ -16,7 +16,7 @@ import { lpStream } from '@libp2p/utils'
 import { bytesEqual, sha256, type Signer } from '../../crypto/index.js'
 import { PROTOCOLS, sealMessage, type SealedMessage } from '../../protocol/index.js'
 import { PROBE_MAX_FRAME_BYTES, decodeProbeFrame, encodeProbeFrame } from '../../protocol/trust/probe-frames.js'
-import { probeResultPayload, probeVerdict, type ProbeVerdict } from '../../protocol/trust/probe-result.js'
+import { pingResultPayload, probeResultPayload, probeVerdict, type ProbeVerdict } from '../../protocol/trust/probe-result.js'
 import { PROBE_FLAG_FACTOR, expectedProbeMs, probeSizeFor, type ProbeClaim } from '../../protocol/trust/probe-throughput.js'
 import { ProbeError, checkProbeSize, decodeProduct, deriveMatrix, encodeProduct, freivalds, freivaldsVectors } from '../../protocol/trust/probe.js'
 import { deadline } from '../abort.js'
@@ -117,6 +117,18 @@ export class ProbeService implements Startable {
     try {
       const lp = lpStream(stream, frameLimits(PROBE_MAX_FRAME_BYTES))
       const ping = decodeProbeFrame((await lp.read({ signal })).subarray(), ['ping'])
+      await lp.write(encodeProbeFrame({ kind: 'pong', nonce: ping.nonce }), { signal })
+      let next
+      try {
+        next = await lp.read({ signal })
+      } catch (err) {
+        // a reachability probe ends after the pong
+        if ((err as Error).name !== 'UnexpectedEOFError') throw err
+        await stream.close({ signal })
+        return
+      }
+      const challenge = decodeProbeFrame(next.subarray(), ['freivalds-matmul'])
+      checkProbeSize(challenge.n)
       const admission = this.rateLimit.admit(peer, this.now())
       if (admission !== 'ok') {
         await lp.write(encodeProbeFrame({ kind: 'refused', reason: admission }), { signal })
@@ -124,9 +136,6 @@ export class ProbeService implements Startable {
         return
       }
       admitted = true
-      await lp.write(encodeProbeFrame({ kind: 'pong', nonce: ping.nonce }), { signal })
-      const challenge = decodeProbeFrame((await lp.read({ signal })).subarray(), ['freivalds-matmul'])
-      checkProbeSize(challenge.n)
       const product = encodeProduct(await this.device.multiply(challenge.nonce, challenge.n, signal))
       await lp.write(encodeProbeFrame({ kind: 'digest', device: this.device.device, digest: sha256(product) }), { signal })
       await lp.write(product, { signal })
@@ -140,6 +149,41 @@ export class ProbeService implements Startable {
       stream.removeEventListener('close', onClose)
       limit.clear()
     }
+  }
+
+  /**
+   * A reachability probe: ping `peer` on this protocol and sign the result (kind `ping`), `ok: false`
+   * with the reason when it does not answer within PROBE_TIMEOUT_MS. Not rate-limited by the provider:
+   * it costs one frame each way.
+   */
+  async ping (peer: PeerId, options: { signal?: AbortSignal } = {}): Promise<ProbeOutcome> {
+    const signer = this.signer
+    if (signer === undefined) throw new Error('the probe service has no signer')
+    const nonce = randomNonce()
+    const limit = deadline(PROBE_TIMEOUT_MS, options.signal)
+    const start = this.monotonic()
+    let stream: Stream | undefined
+    let payload
+    try {
+      stream = await this.components.connectionManager.openStream(peer, PROBE_PROTOCOL, { signal: limit.signal })
+      const lp = lpStream(stream, frameLimits(PROBE_MAX_FRAME_BYTES))
+      const sent = this.monotonic()
+      await lp.write(encodeProbeFrame({ kind: 'ping', nonce }), { signal: limit.signal })
+      const pong = decodeProbeFrame((await lp.read({ signal: limit.signal })).subarray(), ['pong'])
+      const rttMs = this.monotonic() - sent
+      if (!bytesEqual(pong.nonce, nonce)) throw new ProbeError('BAD_FRAME', 'the pong echoes another nonce')
+      await stream.close({ signal: limit.signal }).catch(() => {})
+      payload = pingResultPayload({ subject: peer.toString(), nonce, ok: true, rttMs, now: this.now() })
+    } catch (err) {
+      stream?.abort(err as Error)
+      options.signal?.throwIfAborted()
+      const detail = err instanceof ProbeError ? err.message : `NO_ANSWER: ${(err as Error).message}`
+      payload = pingResultPayload({ subject: peer.toString(), nonce, ok: false, rttMs: this.monotonic() - start, now: this.now(), detail })
+    } finally {
+      limit.clear()
+    }
+    const result = sealMessage(signer, 'probe-result', payload)
+    return { result, verdict: probeVerdict(result.payload) }
   }
 
   /**
@@ -166,9 +210,8 @@ export class ProbeService implements Startable {
       lp = lpStream(stream, frameLimits(Math.max(PROBE_MAX_FRAME_BYTES, 2 * n * n)))
       const sent = this.monotonic()
       await lp.write(encodeProbeFrame({ kind: 'ping', nonce }), { signal: ping.signal })
-      const answer = decodeProbeFrame((await lp.read({ signal: ping.signal })).subarray(), ['pong', 'refused'])
+      const answer = decodeProbeFrame((await lp.read({ signal: ping.signal })).subarray(), ['pong'])
       rttMs = this.monotonic() - sent
-      if (answer.kind === 'refused') throw new ProbeError('RATE_LIMITED', `${subject} refused the probe: ${answer.reason}`)
       if (!bytesEqual(answer.nonce, nonce)) throw new ProbeError('BAD_FRAME', 'the pong echoes another nonce')
     } catch (err) {
       stream?.abort(err as Error)
@@ -190,10 +233,13 @@ export class ProbeService implements Startable {
     let digest
     try {
       await lp.write(encodeProbeFrame({ kind: 'freivalds-matmul', nonce, n }), { signal: digestWait.signal })
-      digest = decodeProbeFrame((await lp.read({ signal: digestWait.signal })).subarray(), ['digest'])
+      const first = decodeProbeFrame((await lp.read({ signal: digestWait.signal })).subarray(), ['digest', 'refused'])
+      if (first.kind === 'refused') throw new ProbeError('RATE_LIMITED', `${subject} refused the probe: ${first.reason}`)
+      digest = first
     } catch (err) {
       stream.abort(err as Error)
       options.signal?.throwIfAborted()
+      if (err instanceof ProbeError && err.code === 'RATE_LIMITED') throw err
       const code = err instanceof ProbeError ? err.code : 'NO_ANSWER'
       return measured({ ok: false, durationMs: this.monotonic() - start - rttMs, detail: `${code}: no digest within ${waitMs} ms (${(err as Error).message})` })
     } finally {

@@ -2,8 +2,9 @@
  * The frames of /gpumesh/probe/1.0.0 (protocol/README.md "Attestations and probes"): each a canonical
  * DAG-CBOR map in a length-prefixed frame, except the answer, which is the raw product bytes. Pure.
  *
- *   challenger → {kind: "ping", nonce}               provider → {kind: "pong", nonce} | {kind: "refused", reason}
- *   challenger → {kind: "freivalds-matmul", nonce, n} provider → {kind: "digest", device, digest} then the product
+ *   challenger → {kind: "ping", nonce}               provider → {kind: "pong", nonce}   (a reachability probe ends here)
+ *   challenger → {kind: "freivalds-matmul", nonce, n} provider → {kind: "refused", reason}
+ *                                                      | {kind: "digest", device, digest} then the product
  */
 import { z } from 'zod'
 import { CborError, decodeCanonical, encodeCanonical } from '../../crypto/index.js'

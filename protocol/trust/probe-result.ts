@@ -52,6 +52,23 @@ export function probeResultPayload (m: ProbeMeasurement): ProbeResult {
   }
 }
 
+/** A reachability probe (kind `ping`): did `subject` answer, and how fast. A run of these is its uptime. */
+export function pingResultPayload (m: { subject: string, nonce: Uint8Array, ok: boolean, rttMs: number, now: number, detail?: string, lifetimeMs?: number }): ProbeResult {
+  const rttMs = Math.max(0, Math.round(m.rttMs))
+  return {
+    v: 1,
+    issuedAt: m.now,
+    expiresAt: m.now + (m.lifetimeMs ?? PROBE_RESULT_LIFETIME_MS),
+    subject: m.subject,
+    nonce: m.nonce,
+    kind: 'ping',
+    ok: m.ok,
+    ...(m.ok ? { rttMs } : {}),
+    durationMs: rttMs,
+    ...(m.detail !== undefined ? { detail: m.detail.slice(0, 256) } : {})
+  }
+}
+
 export type ProbeVerdict = 'pass' | 'flagged' | 'failed'
 
 /** How a probe-result reads. A matmul result without expectedMs cannot be flagged, only passed or failed. */

@@ -145,4 +145,19 @@ describe('/gpumesh/probe/1.0.0: a claimed H100 that computes like a laptop (in-p
     assert.equal(outcome.verdict, 'flagged', JSON.stringify({ ...p, nonce: undefined }))
     assert.ok(p.durationMs > 2 * p.expectedMs!)
   })
+
+  it('a reachability probe signs the round trip, and a peer that is gone is signed as not answering', async () => {
+    const up = await prober.node.services.probe.ping(liar.node.peerId)
+    assert.equal(up.verdict, 'pass')
+    assert.equal(up.result.payload.kind, 'ping')
+    assert.equal(up.result.payload.ok, true)
+    assert.ok(up.result.payload.rttMs !== undefined)
+    // pings are not rate-limited: the same peer again at once
+    assert.equal((await prober.node.services.probe.ping(liar.node.peerId)).verdict, 'pass')
+    await cheat.node.unhandle(PROTOCOLS.probe)
+    const down = await prober.node.services.probe.ping(cheat.node.peerId)
+    assert.equal(down.verdict, 'failed')
+    assert.equal(down.result.payload.ok, false)
+    assert.match(down.result.payload.detail ?? '', /^NO_ANSWER/)
+  })
 })
