@@ -3,6 +3,7 @@
  * (nvidia-smi) first, then declared ones (config), which is how CPU-only machines and tests sell.
  */
 import { createHash } from 'node:crypto'
+import type { CID } from '../crypto/index.js'
 import { modelSlug, type CapabilityAd, type GpuInfo, type ProcessSandbox } from '../protocol/index.js'
 import type { Config, DeclaredGpu } from './config/schema.js'
 import { parseWindows } from './config/windows.js'
@@ -42,11 +43,13 @@ export interface AdParams {
   workloads?: CapabilityAd['workloads']
   /** How `process` jobs are isolated, stated in the ad when it offers `process`. */
   processSandbox?: ProcessSandbox
+  /** Ids of this node's hardware attestations (protocol/trust/attestation.ts). */
+  attestations?: CID[]
 }
 
 const micros = (credits: number): number => Math.round(credits * 1e6)
 
-export function buildCapabilityAd ({ provider, gpus, host, seq, addrs, now, workloads = provider.workloads, processSandbox }: AdParams): CapabilityAd {
+export function buildCapabilityAd ({ provider, gpus, host, seq, addrs, now, workloads = provider.workloads, processSandbox, attestations = [] }: AdParams): CapabilityAd {
   const offered = [...new Set(workloads)]
   return {
     v: 1,
@@ -68,7 +71,7 @@ export function buildCapabilityAd ({ provider, gpus, host, seq, addrs, now, work
       ...(provider.limits.maxPowerW !== undefined ? { maxPowerW: provider.limits.maxPowerW } : {}),
       ...(provider.limits.maxTempC !== undefined ? { maxTempC: provider.limits.maxTempC } : {})
     },
-    attestations: [],
+    attestations: attestations.slice(0, 8),
     addrs: addrs.slice(0, 16)
   }
 }

@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { privateKeyFromProtobuf } from '@libp2p/crypto/keys'
 import { LevelDatastore } from 'datastore-level'
 import type { Identity } from '../crypto/index.js'
-import { capabilityKeys, sealMessage, type CapabilityAd, type GpuInfo, type JobRequest, type ProviderQuery, type SealedMessage } from '../protocol/index.js'
+import { EVIDENCE_TOPIC, capabilityKeys, sealMessage, type CapabilityAd, type GpuInfo, type JobRequest, type ProviderQuery, type SealedMessage } from '../protocol/index.js'
 import { createMarketParams, type MarketParams, type MarketParamsInit } from '../protocol/market/params.js'
 import { ApiError, startApiServer, type ApiServer } from './api/server.js'
 import { ensureApiToken, removeEndpoint, writeEndpoint } from './api/credentials.js'
@@ -18,6 +18,7 @@ import { BootstrapWatcher, type BootstrapStatus } from './bootstrap-watcher.js'
 import { Market } from './market/market.js'
 import { Peering } from './peering.js'
 import { buildCapabilityAd, declaredGpuInfos } from './capability-ad.js'
+import { signAttestation } from './trust/attestation.js'
 import { openDataDir, writeMarker } from './data-dir.js'
 import type { Config } from './config/schema.js'
 import { findProviders, type FindResult } from './discovery.js'
@@ -95,6 +96,8 @@ const AD_RETRY_MS = 60_000
 export class Daemon {
   private readonly log: Logger
   private ad: SealedMessage<'capability-ad'> | undefined
+  /** This node's hardware attestation, signed when it starts selling; its id is in the ad and the receipts. */
+  attestation: SealedMessage<'attestation'> | undefined
   private gpus: GpuInfo[] = []
   private gpuDetection = 'not run'
   private execution: ExecutorSetup | undefined
@@ -183,6 +186,7 @@ export class Daemon {
     })
     this.node.addEventListener('peer:disconnect', () => { this.metrics.connectedPeers.set(this.node.getConnections().length) })
     this.node.services.capability.currentAd = () => this.ad?.bytes
+    this.node.services.probe.signer = this.identity
     this.log.info('started', { peerId: this.identity.peerId, role, addresses: this.addresses() })
     this.bootstrapWatcher = new BootstrapWatcher(this.node, this.options.bootstrapPeers, this.options.loggers.forComponent('bootstrap-peers'))
     this.bootstrapWatcher.start()
@@ -252,6 +256,8 @@ export class Daemon {
     if (this.gpus.length > 64) {
       throw new DaemonError('START_FAILED', `${this.gpus.length} GPUs detected and declared; a capability ad holds at most 64`)
     }
+    this.attestation = await signAttestation(this.identity, this.gpus, this.now())
+    this.log.info('hardware attestation signed', { cid: this.attestation.cid.toString(), benchmark: this.attestation.payload.benchmark })
     await this.signAd()
     const keys = capabilityKeys({ gpus: this.gpus, region: provider.region })
     await this.announcer.forgetStale(previouslyAnnounced, keys)
@@ -261,6 +267,10 @@ export class Daemon {
   private async signAd (): Promise<void> {
     if (this.stopping !== undefined) return
     const now = this.now()
+    // an attestation that would expire before the next refresh is signed again
+    if (this.attestation !== undefined && this.attestation.payload.expiresAt - now < this.options.config.provider.adTtlMs) {
+      this.attestation = await signAttestation(this.identity, this.gpus, now)
+    }
     const ad: CapabilityAd = buildCapabilityAd({
       provider: this.options.config.provider,
       gpus: this.gpus,
@@ -268,12 +278,19 @@ export class Daemon {
       seq: await this.store.nextAdSeq(now),
       addrs: this.addresses(),
       now,
+      ...(this.attestation !== undefined ? { attestations: [this.attestation.cid] } : {}),
       ...(this.execution !== undefined ? { workloads: this.execution.workloads } : {}),
       ...(this.execution?.processSandbox !== undefined ? { processSandbox: this.execution.processSandbox } : {})
     })
     if (this.stopping !== undefined) return
     this.ad = sealMessage(this.identity, 'capability-ad', ad)
     this.log.info('capability ad signed', { cid: this.ad.cid.toString(), gpus: this.gpus.length, seq: ad.seq })
+    // the attestation travels on the evidence topic, so a buyer holding the ad can check its id (best effort, as any gossip)
+    if (this.attestation !== undefined) {
+      this.market?.gossip.publish(this.attestation, [EVIDENCE_TOPIC]).catch((err: unknown) => {
+        this.log.warn('publishing the attestation failed', { error: err })
+      })
+    }
     this.scheduleRefresh(Math.floor(this.options.config.provider.adTtlMs * AD_REFRESH_FRACTION))
   }
 

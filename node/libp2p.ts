@@ -26,6 +26,7 @@ import { GOSSIP_SCORE_THRESHOLDS, gossipScoreParams } from './peer-score.js'
 import { blobService, type BlobService } from './services/blob.js'
 import { capabilityService, type CapabilityService } from './services/capability.js'
 import { execService, type ExecService } from './services/exec.js'
+import { probeService, type ProbeService } from './services/probe.js'
 
 export type Role = 'node' | 'bootstrap'
 
@@ -38,6 +39,7 @@ export type GpumeshServices = {
   dht: ReturnType<ReturnType<typeof kadDHT>>
   pubsub: ReturnType<ReturnType<typeof gossipsub>>
   capability: CapabilityService
+  probe: ProbeService
   blob: BlobService
   exec: ExecService
   relay?: ReturnType<ReturnType<typeof circuitRelayServer>>
@@ -97,7 +99,9 @@ export async function buildLibp2p (options: BuildOptions): Promise<GpumeshLibp2p
     capability: capabilityService({ metrics: options.metrics, now: options.now }),
     // the daemon sets services.blob.store once its blob store is open
     blob: blobService({ metrics: options.metrics }),
-    exec: execService({ metrics: options.metrics })
+    exec: execService({ metrics: options.metrics }),
+    // the daemon sets services.probe.signer to its identity
+    probe: probeService({ now: options.now })
   }
   if (role === 'bootstrap') services.relay = circuitRelayServer()
 

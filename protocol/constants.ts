@@ -19,7 +19,9 @@ export const PROTOCOLS = {
   /** Award → accept → inputs → heartbeats/status → outputs + receipt. */
   exec: '/gpumesh/exec/1.0.0',
   /** Blobs by CID, chunked, size-capped, hash-checked. */
-  blob: '/gpumesh/blob/1.0.0'
+  blob: '/gpumesh/blob/1.0.0',
+  /** Ping, then a timed matrix product checked with Freivalds' algorithm (protocol/README.md "Attestations and probes"). */
+  probe: '/gpumesh/probe/1.0.0'
 } as const
 
 export const TOPIC_PREFIX = 'gpumesh/1'

@@ -50,7 +50,7 @@ const KIND_TABLE = {
   receipt: { code: 0x3f6707, schema: receiptSchema, maxBytes: 16 * KIB, maxLifetimeMs: 400 * DAY, replayKey: 'payload' },
   payment: { code: 0x3f6708, schema: paymentSchema, maxBytes: 2 * KIB, maxLifetimeMs: 30 * DAY, replayKey: 'payload' },
   'failure-report': { code: 0x3f6709, schema: failureReportSchema, maxBytes: 144 * KIB, maxLifetimeMs: 400 * DAY, replayKey: 'payload' },
-  attestation: { code: 0x3f670a, schema: attestationSchema, maxBytes: 16 * KIB, maxLifetimeMs: 30 * DAY, replayKey: 'payload' },
+  attestation: { code: 0x3f670a, schema: attestationSchema, maxBytes: 16 * KIB, maxLifetimeMs: 30 * DAY, replayKey: 'payload', signerField: 'provider' },
   'probe-result': { code: 0x3f670b, schema: probeResultSchema, maxBytes: 2 * KIB, maxLifetimeMs: 30 * DAY, replayKey: 'nonce' },
   'fraud-proof': { code: 0x3f670f, schema: fraudProofSchema, maxBytes: 152 * KIB, maxLifetimeMs: 400 * DAY, replayKey: 'payload' },
   'auction-round': { code: 0x3f670d, schema: auctionRoundSchema, maxBytes: 72 * KIB, maxLifetimeMs: 7 * DAY, replayKey: 'payload' },

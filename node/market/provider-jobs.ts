@@ -212,6 +212,7 @@ export class ProviderJobs {
   private async sendReceipt (offer: Offer, effect: Extract<OfferEffect, { type: 'send-receipt' }>): Promise<void> {
     const job = offer.request.payload
     offer.result ??= await storeResult(this.options.blobs, [], [], offer.log.bytes(), offer.request.signer)
+    const attestation = this.options.ad()?.payload.attestations[0]
     const receipt = sealReceipt(this.options.signer, this.ref(offer), {
       requester: offer.request.signer,
       inputs: job.workload.inputs.map((i) => i.cid),
@@ -222,7 +223,8 @@ export class ProviderJobs {
       endedAt: effect.endedAt,
       gpuSeconds: effect.gpuSeconds,
       gpus: offer.gpus,
-      executor: job.workload.executor
+      executor: job.workload.executor,
+      ...(attestation !== undefined ? { attestation } : {})
     }, this.now())
     this.keepEnvelope(offer, receipt, 'receipt')
     this.send(offer, { type: 'message', bytes: receipt.bytes })

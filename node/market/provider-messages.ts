@@ -81,6 +81,8 @@ export interface ReceiptTerms {
   gpuSeconds: number
   gpus: string[]
   executor: 'process' | 'wasm' | 'docker'
+  /** The provider's hardware attestation (the one its ad lists). */
+  attestation?: CID
 }
 
 export function sealReceipt (signer: Signer, ref: JobRef, terms: ReceiptTerms, now: number): SealedMessage<'receipt'> {

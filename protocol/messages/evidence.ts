@@ -23,14 +23,28 @@ export const failureReportSchema = z.strictObject({
   detail: text(512).optional()
 })
 
-/** A provider's signed statement of its hardware and a benchmark it ran. */
+/**
+ * Reserved for a confidential-computing attestation report (NVIDIA CC on H100/H200-class parts): the
+ * scheme and its evidence bytes, as the vendor's tooling returns them. No verifier exists yet, so
+ * protocol/trust/attestation.ts never trusts it (it reports the evidence as `unverified`).
+ */
+export const confidentialEvidenceSchema = z.strictObject({
+  scheme: z.literal('nvidia-cc'),
+  evidence: bytes(1, 8 * 1024)
+})
+
+/** A provider's signed statement of its hardware and a benchmark it ran (protocol/README.md "Attestations and probes"). */
 export const attestationSchema = z.strictObject({
   ...header,
+  /** The signer: a copy re-signed by another key is refused. */
+  provider: peerId,
   gpus: z.array(z.strictObject({
     uuid: gpuUuid,
     name: text(96),
     vramMiB: uint,
-    driver: text(32).optional()
+    driver: text(32).optional(),
+    /** `detected` by nvidia-smi or `declared` in config, as in the capability ad. */
+    provenance: z.enum(['detected', 'declared'])
   })).max(MAX_JOB_GPUS),
   host: z.strictObject({ cpuCores: uint, memoryMiB: uint }),
   benchmark: z.strictObject({
@@ -38,7 +52,8 @@ export const attestationSchema = z.strictObject({
     value: uint,
     unit: slug(),
     durationMs: uint
-  })
+  }),
+  confidential: confidentialEvidenceSchema.optional()
 })
 
 export const probeKinds = ['ping', 'capability', 'freivalds-matmul'] as const
@@ -55,6 +70,12 @@ export const probeResultSchema = z.strictObject({
   durationMs: uint,
   /** Problem size (matrix dimension for freivalds-matmul). */
   size: uint.optional(),
+  /** Where the subject said it computed (freivalds-matmul): `cpu` or `gpu`. */
+  device: z.enum(['cpu', 'gpu']).optional(),
+  /** The claimed model the probe was sized for (`cpu` when none). */
+  model: slug().optional(),
+  /** What the claim implies for this probe; flagged when durationMs > 2 × expectedMs. */
+  expectedMs: uint.optional(),
   detail: text(256).optional()
 })
 
@@ -78,4 +99,5 @@ export type FailureReport = z.infer<typeof failureReportSchema>
 export type FailureReason = typeof failureReasons[number]
 export type HardwareAttestation = z.infer<typeof attestationSchema>
 export type ProbeResult = z.infer<typeof probeResultSchema>
+export type ConfidentialEvidence = z.infer<typeof confidentialEvidenceSchema>
 export type FraudProof = z.infer<typeof fraudProofSchema>

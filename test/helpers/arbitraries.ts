@@ -136,13 +136,14 @@ export const payloads: { [K in Kind]: fc.Arbitrary<PayloadOf<K>> } = {
     reason: fc.constantFrom('no-heartbeat' as const, 'declined' as const, 'no-show' as const, 'crashed' as const, 'output-mismatch' as const, 'bad-receipt' as const, 'nonpayment' as const, 'preempted' as const, 'cancelled' as const, 'timeout' as const)
   }, { detail: text(512) })),
   attestation: withHeader('attestation', obj({
-    gpus: fc.array(obj({ uuid: gpuUuid, name: text(96), vramMiB: small }, { driver: fc.constant('550.54.15') }), { maxLength: 4 }),
+    provider: fc.constant(SIGNER.peerId),
+    gpus: fc.array(obj({ uuid: gpuUuid, name: text(96), vramMiB: small, provenance: fc.constantFrom('detected' as const, 'declared' as const) }, { driver: fc.constant('550.54.15') }), { maxLength: 4 }),
     host: obj({ cpuCores: small, memoryMiB: small }),
     benchmark: obj({ name: slug, value: uint, unit: slug, durationMs: small })
-  })),
+  }, { confidential: obj({ scheme: fc.constant('nvidia-cc' as const), evidence: bytes(64) }) })),
   'probe-result': withHeader('probe-result', obj({
     subject: peerId, nonce, kind: fc.constantFrom('ping' as const, 'capability' as const, 'freivalds-matmul' as const), ok: fc.boolean(), durationMs: small
-  }, { rttMs: small, size: small, detail: text(256) })),
+  }, { rttMs: small, size: small, device: fc.constantFrom('cpu' as const, 'gpu' as const), model: slug, expectedMs: small, detail: text(256) })),
   'fraud-proof': withHeader('fraud-proof', obj({
     subject: peerId, job: cid, kind: fc.constant('conflicting-receipts' as const), request: bytes(256), receipts: fc.array(bytes(64), { minLength: 2, maxLength: 5 })
   })),

@@ -31,6 +31,7 @@ import { createMetrics } from '../../node/metrics.js'
 import { LOG_WINDOW, type ExecChannel } from '../../node/services/exec.js'
 import { openLevel } from '../../node/storage.js'
 import { ALWAYS } from '../helpers/market-time.js'
+import { attestationPayload } from '../../protocol/trust/attestation.js'
 
 const PRICE = 1_000_000
 const GPU = 'GPU-test-0'
@@ -113,6 +114,7 @@ describe('the provider market (two bare nodes, the requester played by hand)', f
   const metrics = createMetrics({ processMetrics: false })
   const gossiped: Array<OpenedMessage<GossipKind>> = []
   const closers: Array<() => Promise<void>> = []
+  let attestationCid: CID
 
   before(async () => {
     root = await mkdtemp(join(tmpdir(), 'gpumesh-provider-market-'))
@@ -127,6 +129,10 @@ describe('the provider market (two bare nodes, the requester played by hand)', f
     providerStore = new MarketStore(db)
 
     const now = Date.now()
+    const gpu = { index: 0, uuid: GPU, name: 'NVIDIA L4', model: 'nvidia-l4', vramMiB: 23034, provenance: 'declared' as const }
+    attestationCid = sealMessage(providerId, 'attestation', attestationPayload({
+      provider: providerId.peerId, gpus: [gpu], host: { cpuCores: 4, memoryMiB: 8192 }, benchmark: { name: 'freivalds-matmul-cpu', value: 1, unit: 'mac-per-s', durationMs: 1 }, now
+    })).cid
     const ad = sealMessage(providerId, 'capability-ad', {
       v: 1, issuedAt: now, expiresAt: now + 86_400_000, seq: 1,
       gpus: [{ index: 0, uuid: GPU, name: 'NVIDIA L4', model: 'nvidia-l4', vramMiB: 23034, provenance: 'declared' }],
@@ -136,7 +142,7 @@ describe('the provider market (two bare nodes, the requester played by hand)', f
       availability: { timeZone: 'UTC', windows: ALWAYS },
       workloads: ['process'],
       limits: {},
-      attestations: [],
+      attestations: [attestationCid],
       addrs: []
     })
     let providerMarket: ProviderMarket | undefined
@@ -241,6 +247,7 @@ describe('the provider market (two bare nodes, the requester played by hand)', f
     assert.equal(r.exitCode, 0)
     assert.equal(r.requester, requesterId.peerId)
     assert.deepEqual(r.gpus, [GPU])
+    assert.equal(r.attestation?.toString(), attestationCid.toString(), 'the receipt names the attestation the ad lists')
     assert.ok(r.gpuSeconds >= 1)
     assert.equal(r.inputs[0]?.toString(), input.cid.toString())
     // a garbage frame and a payment to someone else are dropped; the job goes on

@@ -12,6 +12,7 @@ describe('protocol constants and capability keys', () => {
     assert.equal(PROTOCOLS.capability, '/gpumesh/capability/1.0.0')
     assert.equal(PROTOCOLS.exec, '/gpumesh/exec/1.0.0')
     assert.equal(PROTOCOLS.blob, '/gpumesh/blob/1.0.0')
+    assert.equal(PROTOCOLS.probe, '/gpumesh/probe/1.0.0')
     assert.equal(marketTopic('eu'), 'gpumesh/1/market/eu')
     assert.equal(marketTopic(), 'gpumesh/1/market/global')
     assert.equal(EVIDENCE_TOPIC, 'gpumesh/1/evidence')
