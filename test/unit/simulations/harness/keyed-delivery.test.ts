@@ -8,7 +8,7 @@ import assert from 'node:assert/strict'
 import { VirtualScheduler } from '../../../../protocol/market/scheduler.js'
 import { Bus, type Message } from '../../../../simulations/harness/bus.js'
 import { KeyedDeliveryError } from '../../../../simulations/harness/keyed-delivery.js'
-import { fixedNetwork, regionNetwork } from '../../../../simulations/harness/network.js'
+import { fixedNetwork, regionNetwork, type NetworkModel } from '../../../../simulations/harness/network.js'
 import { keyedSeed, Prng } from '../../../../simulations/harness/prng.js'
 import { Recorder } from '../../../../simulations/harness/recorder.js'
 import { runMarket, type MarketRunOptions } from '../../../../simulations/market/run-market.js'
@@ -79,6 +79,32 @@ describe('simulations: keyed gossip delivery', () => {
     assert.ok(new Set(wide.values()).size > 1, 'the delays are jittered')
   })
 
+  it('delivers an in-flight bid to a node that a later round of its job reaches first (a late receiver)', () => {
+    const heard = (delivery: 'keyed-all' | 'keyed-interested'): string[] => {
+      const s = new VirtualScheduler(0)
+      const bus = new Bus(s, regionNetwork(new Prng(1), { sameRegion: 2, sameArea: 15, elsewhere: 900 }), new Prng(2), undefined, delivery)
+      const log: string[] = []
+      const job = { toString: () => 'J' }
+      bus.join('bidder', 'ap-south')
+      bus.join('buyer', 'eu-west')
+      for (const n of ['x', 'y']) {
+        bus.join(n, 'eu-west')
+        // a shell: a round of J makes it watch J; it acts on J's bids only while it watches J
+        let watching = false
+        bus.subscribe(n, 't', (_from, m) => {
+          if (m.kind === 'auction-round') { watching = true; bus.watch(n, 'J', true) } else if (watching) log.push(`${n} ${m.kind} @${s.now()}`)
+        }, ['auction-round', 'bid'])
+      }
+      bus.publish('bidder', ['t'], { kind: 'bid', bytes: 10, body: { payload: { job } } })
+      s.at(10, () => { bus.publish('buyer', ['t'], { kind: 'auction-round', bytes: 10, body: { request: { cid: job } } }) })
+      s.runAll()
+      return log
+    }
+    const all = heard('keyed-all')
+    assert.equal(all.length, 2, 'the round reaches x and y long before the bid')
+    assert.deepEqual(heard('keyed-interested'), all)
+  })
+
   it('refuses a model it cannot key, a gossip model of its own, and an unknown delivery, with a typed error', () => {
     const s = new VirtualScheduler(0)
     const plain = { latencyMs: () => 5, gossipHops: 1, gossipLoss: 0 }
@@ -91,10 +117,14 @@ describe('simulations: keyed gossip delivery', () => {
   })
 
   it('gives the same run visiting every receiver or only those that may act (awards, bids, ledgers, traffic)', () => {
-    for (const seed of [5, 11]) {
+    // the default regions, and slow links (a bid may then overtake its job request, and reach a node
+    // before the request does: that node must still be visited)
+    const slow = (prng: Prng): NetworkModel => regionNetwork(prng, { sameRegion: 40, sameArea: 300, elsewhere: 900, jitter: 0.5 })
+    for (const [seed, network] of [[5, undefined], [11, slow]] as const) {
       const w = market(40, 60)
-      const all = runMarket(w, { ...OPTIONS, seed, delivery: 'keyed-all' })
-      const interested = runMarket(w, { ...OPTIONS, seed, delivery: 'keyed-interested' })
+      const net = network === undefined ? {} : { network }
+      const all = runMarket(w, { ...OPTIONS, ...net, seed, delivery: 'keyed-all' })
+      const interested = runMarket(w, { ...OPTIONS, ...net, seed, delivery: 'keyed-interested' })
       const a = all.harness.recorder.snapshot()
       const b = interested.harness.recorder.snapshot()
       // the market exercised re-opened rounds (late receivers of in-flight bids) and many bids per job
