@@ -63,15 +63,19 @@ export class Prng {
     return this.current
   }
 
-  /** Start this stream again from `seed` (a 32-bit number): as `new Prng(seed)`, without the allocation. */
-  reseed (seed: number): this {
+  /**
+   * Start this stream again from `seed` (a 32-bit number): as `new Prng(seed)`, without the allocation. With
+   * `warmup` below the constructor's 12 rounds, a cheaper start for a seed that is already a good hash
+   * (keyedSeed: the keyed delivery draws one or two numbers per seed).
+   */
+  reseed (seed: number, warmup = 12): this {
     this.current = seed >>> 0
     const mix = splitmix32(this.current)
     this.a = mix()
     this.b = mix()
     this.c = mix()
     this.d = mix()
-    for (let i = 0; i < 12; i++) this.uint32()
+    for (let i = 0; i < warmup; i++) this.uint32()
     return this
   }
 
