@@ -13,12 +13,16 @@
  * Env: BENCH_SIM_SIZES (baselines, `nodes x jobs`, comma-separated; default
  * 1000x10000,10000x10000,10000x100000), BENCH_SIM_MARKET (gpumesh, two job counts per fleet size; default
  * 1000x100,1000x200,10000x10,10000x20), BENCH_SIM_REPEAT (runs of each gpumesh size, the median kept;
- * default 1), BENCH_SIM_STRATEGIES (default central,lowest-price,random,old-way), BENCH_SEED (1).
+ * default 1), BENCH_SIM_STRATEGIES (default central,lowest-price,random,old-way), BENCH_SEED (1),
+ * BENCH_SIM_DELIVERY (the bus's gossip delivery for gpumesh: default keyed-interested — delays hashed per
+ * message and receiver, only the receivers that may act visited, harness/keyed-delivery.ts; `sequential` is
+ * the scenarios' delivery, the one measured before issue 10's keyed model).
  */
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { central, lowestPrice, oldWay, randomAssignment } from '../simulations/baselines/index.js'
+import type { Delivery } from '../simulations/harness/keyed-delivery.js'
 import { runMarket } from '../simulations/market/run-market.js'
 import { marketWorkload, measuredNetwork } from '../simulations/scenarios/market.js'
 import { scenarioPrices } from '../simulations/scenarios/pricing.js'
@@ -29,6 +33,8 @@ import { fitPerJob, projectRun } from './sim-projection.js'
 const TARGET_MS = 120_000
 const TARGET_RSS = 4 * 1024 ** 3
 const SEED = Number(process.env.BENCH_SEED ?? 1)
+/** The bus's gossip delivery for the gpumesh strategy (harness/keyed-delivery.ts); `sequential` is what the scenarios run. */
+const DELIVERY = (process.env.BENCH_SIM_DELIVERY ?? 'keyed-interested') as Delivery
 
 function data (): ScenarioData {
   const d = new URL('../../simulations/data/', import.meta.url)
@@ -53,7 +59,7 @@ function child (strategy: string, nodes: number, jobs: number): void {
   const t1 = performance.now()
   const cpu0 = process.cpuUsage()
   const run = strategy === 'gpumesh'
-    ? runMarket(workload, { seed: SEED, floorOf: prices.floorOf, capOf: (j) => prices.capOf(j) ?? 0, network: measuredNetwork(d.rtt as string, workload) }).run
+    ? runMarket(workload, { seed: SEED, floorOf: prices.floorOf, capOf: (j) => prices.capOf(j) ?? 0, network: measuredNetwork(d.rtt as string, workload), delivery: DELIVERY }).run
     : strategy === 'central'
       ? central(workload, baseline)
       : strategy === 'lowest-price'
@@ -122,7 +128,7 @@ function main (): void {
   for (const [nodes, jobs] of sizes(process.env.BENCH_SIM_SIZES, '1000x10000,10000x10000,10000x100000')) {
     for (const s of strategies) row(measure(s, nodes, jobs), s, nodes, jobs)
   }
-  printTable(`bench:sim — the market scenario's workload per strategy, measured (each size in its own process${repeat > 1 ? `, gpumesh the median of ${repeat}` : ''})`,
+  printTable(`bench:sim — the market scenario's workload per strategy, measured (each size in its own process${repeat > 1 ? `, gpumesh the median of ${repeat}` : ''}; gpumesh on the ${DELIVERY} delivery)`,
     ['nodes × jobs', 'build s', 'run s', 'CPU s', 'peak RSS', 'run per job', 'vs target (time / RSS)'], rows.map((r) => ({ label: r[0] as string, cells: r.slice(1) })))
 
   // gpumesh: the fixed part and the marginal cost per job at each fleet size, and what they project

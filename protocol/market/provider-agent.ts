@@ -60,6 +60,8 @@ interface Offer {
 type LifecycleInput = ProviderEvent extends infer E ? (E extends { now: number } ? Omit<E, 'now'> : never) : never
 
 const key = (job: string, round: number): string => `${job}#${round}`
+/** The job of a `key` (a CID string has no `#`). */
+const jobOfKey = (k: string): string => k.slice(0, k.lastIndexOf('#'))
 
 export class ProviderAgent {
   readonly peerId: string
@@ -179,6 +181,28 @@ export class ProviderAgent {
   /** Outstanding bids holding GPUs (a shell may skip `award-seen` while there are none). */
   get heldBids (): number {
     return this.holds.size
+  }
+
+  /**
+   * The jobs this node may still act on a gossiped bid or award of without seeing the job again: those it
+   * waits to bid on, holds GPUs for with a bid (or is about to), or declined BUSY and will decide again when
+   * a hold is released. A bid or award of any other job leaves the agent as it was (onBidSeen, onAwardSeen),
+   * so a simulator may deliver those without handing them over. Read-only; a new array each call.
+   */
+  watchedJobs (): string[] {
+    if (this.pendingJobs.size === 0 && this.holds.size === 0 && this.busy.size === 0) return []
+    const out = new Set(this.pendingJobs.keys())
+    for (const k of this.holds.keys()) out.add(jobOfKey(k))
+    for (const k of this.busy.keys()) out.add(jobOfKey(k))
+    return [...out]
+  }
+
+  /** Whether `job` is one of `watchedJobs()` (read-only). */
+  watches (job: string): boolean {
+    if (this.pendingJobs.has(job)) return true
+    if (this.holds.size > 0) for (const k of this.holds.keys()) if (jobOfKey(k) === job) return true
+    if (this.busy.size > 0) for (const k of this.busy.keys()) if (jobOfKey(k) === job) return true
+    return false
   }
 
   /** GPUs committed to awarded jobs, and the owner's holds (gold, never preempted). */

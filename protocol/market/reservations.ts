@@ -83,6 +83,11 @@ export class Reservations {
     if (r !== undefined) r.bid = bid
   }
 
+  /** The keys of the holds recorded (read-only: `job#round`, as the agent keys them). */
+  keys (): IterableIterator<string> {
+    return this.byKey.keys()
+  }
+
   /** Release the hold under `key`; true when there was one. */
   release (key: string): boolean {
     return this.byKey.delete(key)
@@ -161,6 +166,11 @@ export class BusyJobs<T> {
 
   get size (): number {
     return this.byKey.size
+  }
+
+  /** The keys of the waiting items (read-only). */
+  keys (): IterableIterator<string> {
+    return this.byKey.keys()
   }
 
   /** `item` (under `key`) waits until `closesAt`. */

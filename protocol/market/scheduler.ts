@@ -18,6 +18,15 @@ export interface Scheduler {
 /** Cancels a scheduled call; idempotent. */
 export type Cancel = () => void
 
+/** A running series (VirtualScheduler.series). */
+export interface Series {
+  /**
+   * Run the series' next step no later than `t` (not before now), in the series' own place among the calls
+   * due then; after the series ended, it starts again with a step at `t`. Not to be called from its own step.
+   */
+  wake: (t: number) => void
+}
+
 interface Entry {
   t: number
   seq: number
@@ -65,10 +74,22 @@ export class VirtualScheduler implements Scheduler {
    * harness/bus.ts) instead of one per step; it counts as one pending call until it ends. A next time
    * earlier than the one just run is taken as that one; a series never runs steps due at Infinity.
    */
-  series (first: number, step: () => number | undefined): void {
-    const entry: Entry = { t: this.clamp(first), seq: this.seq++, fn: () => {}, cancelled: false, again: step }
+  series (first: number, step: () => number | undefined): Series {
+    let entry: Entry = { t: this.clamp(first), seq: this.seq++, fn: () => {}, cancelled: false, again: step }
     this.push(entry)
     this.live++
+    return {
+      // a step due sooner than the series' next one (or after it ended): the same seq, so the same place
+      // among calls due then; the entry it replaces stays in the heap, cancelled, and is dropped unrun
+      wake: (t) => {
+        const at = this.clamp(t)
+        if (!entry.cancelled && entry.t <= at) return
+        if (entry.cancelled) this.live++
+        entry.cancelled = true
+        entry = { t: at, seq: entry.seq, fn: entry.fn, cancelled: false, again: step }
+        this.push(entry)
+      }
+    }
   }
 
   /** Calls scheduled and neither run nor cancelled. */

@@ -15,6 +15,7 @@
 import type { VirtualScheduler } from '../../protocol/market/scheduler.js'
 import { UNREACHABLE, type NetworkModel, type Place } from './network.js'
 import type { Prng } from './prng.js'
+import { KeyedDelivery, validateDelivery, type Delivery } from './keyed-delivery.js'
 
 /** What travels: a kind (the message kind, e.g. `bid`), its size on the wire, and the value. */
 export interface Message<T = unknown> {
@@ -58,9 +59,9 @@ export interface StreamEnd {
 export type StreamListener = (stream: StreamEnd) => void
 
 /** A gossip handler and the message kinds it takes (all when undefined: the others it is not called for). */
-interface Subscription { fn: GossipHandler, kinds: ReadonlySet<string> | undefined }
+export interface Subscription { fn: GossipHandler, kinds: ReadonlySet<string> | undefined }
 
-interface Member { place: Place, topics: Map<string, Subscription[]>, listener?: StreamListener }
+export interface Member { place: Place, topics: Map<string, Subscription[]>, listener?: StreamListener }
 
 /**
  * A subscriber a message on some topics goes to, the first of those topics it listens on, and its handlers
@@ -68,7 +69,7 @@ interface Member { place: Place, topics: Map<string, Subscription[]>, listener?:
  * target and the handler's kinds, not the list too — at 10,000 subscribers memory, not instructions,
  * bounds the delivery loop).
  */
-interface Target { member: Member, to: string, topic: string, handlers: Subscription[], only: Subscription | undefined }
+export interface Target { member: Member, to: string, topic: string, handlers: Subscription[], only: Subscription | undefined }
 
 export class Bus {
   private readonly members = new Map<string, Member>()
@@ -82,14 +83,43 @@ export class Bus {
   /** Bumped by every join, leave and (un)subscribe: while it holds, a Target's member and handlers are current. */
   private version = 0
 
+  /** The keyed delivery (keyed-delivery.ts), when the bus runs one. */
+  private readonly keyed: KeyedDelivery | undefined
+
   constructor (
     private readonly scheduler: VirtualScheduler,
     /** The network model (world.ts reads its `blobMs`). */
     readonly model: NetworkModel,
     prng: Prng,
-    private readonly traffic?: Traffic
+    private readonly traffic?: Traffic,
+    /** How gossip is delivered (keyed-delivery.ts); default `sequential`: one delay stream, every subscriber visited. */
+    readonly delivery: Delivery = 'sequential'
   ) {
     this.loss = prng.fork('gossip-loss')
+    validateDelivery(delivery, model)
+    this.keyed = delivery === 'sequential'
+      ? undefined
+      : new KeyedDelivery({
+        scheduler,
+        model,
+        traffic,
+        member: (node) => this.members.get(node),
+        targetsOf: (topics) => this.targetsOf(topics),
+        version: () => this.version
+      }, delivery === 'keyed-interested', prng.fork('keyed-delay').seed)
+  }
+
+  /** Whether gossip runs the keyed delivery (its shells then keep their kinds fixed and tell the bus what they watch). */
+  get isKeyed (): boolean {
+    return this.keyed !== undefined
+  }
+
+  /**
+   * `node` watches `job` (it may act on a message about it without seeing a trigger of it again), or stops:
+   * what the keyed-interested delivery visits by. Nothing under the other deliveries.
+   */
+  watch (node: string, job: string, on: boolean): void {
+    this.keyed?.watch(node, job, on)
   }
 
   /**
@@ -161,6 +191,7 @@ export class Bus {
   publish (from: string, topics: readonly string[], message: Message): number {
     const sender = this.member(from)
     this.traffic?.sent('gossip', from, message)
+    if (this.keyed !== undefined) return this.keyed.publish(from, sender, topics, message)
     const due = new Map<number, Target[]>()
     const lossy = this.model.gossipLoss > 0
     const hops = Math.max(1, this.model.gossipHops)

@@ -16,6 +16,7 @@
 import { createMarketParams, type MarketParams, type MarketParamsInit } from '../../protocol/market/params.js'
 import { VirtualScheduler } from '../../protocol/market/scheduler.js'
 import { Bus, type Traffic } from './bus.js'
+import type { Delivery } from './keyed-delivery.js'
 import { IdFactory } from './ids.js'
 import { regionNetwork, type NetworkModel } from './network.js'
 import { Prng, type Seed } from './prng.js'
@@ -45,6 +46,8 @@ export interface HarnessOptions {
   perJob?: boolean
   /** A second observer of the bus's traffic, told after the recorder (calibration counts gossip and streams apart). */
   tap?: Traffic
+  /** How the bus delivers gossip (keyed-delivery.ts; default `sequential`). */
+  delivery?: Delivery
 }
 
 export class Harness {
@@ -66,7 +69,7 @@ export class Harness {
     this.params = createMarketParams(options.params ?? {})
     this.recorder = new Recorder(() => this.scheduler.now(), options.trace !== false, options.perJob === true)
     const model = (options.network ?? ((p) => regionNetwork(p)))(this.prng.fork('network'))
-    this.bus = new Bus(this.scheduler, model, this.prng.fork('bus'), options.tap === undefined ? this.recorder : teeTraffic(this.recorder, options.tap))
+    this.bus = new Bus(this.scheduler, model, this.prng.fork('bus'), options.tap === undefined ? this.recorder : teeTraffic(this.recorder, options.tap), options.delivery)
     this.defaultExecution = { ...DEFAULT_EXECUTION, ...options.execution }
     this.world = {
       scheduler: this.scheduler,

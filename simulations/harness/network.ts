@@ -35,6 +35,21 @@ export interface NetworkModel {
    * for one publish (overlay/mesh-gossip.ts: the gossipsub mesh model).
    */
   gossipDelayMs?: (from: Place, to: Place, topics: readonly string[], message: { kind: string, bytes: number }) => number
+  /**
+   * The same one-way delay drawn from a source the caller gives (the keyed delivery: harness/keyed-delivery.ts
+   * seeds it per (message, receiver)), and what the keyed delivery must know of the model. Optional: a model
+   * without it cannot run the keyed delivery (KeyedDeliveryError).
+   */
+  keyed?: KeyedLatency
+}
+
+export interface KeyedLatency {
+  /** One delay from `from` to `to` drawn from `rng`, ms (whole, at least 1, as `latencyMs`). */
+  latencyMs: (from: Place, to: Place, rng: Prng) => number
+  /** No draw of `latencyMs` exceeds this, ms. */
+  maxMs: number
+  /** Whether `drops` may ever answer true (false: it is absent or never drops, so no delivery need be asked). */
+  mayDrop: boolean
 }
 
 /** Where a node sits: its region, and its country (ISO 3166 alpha-2) where the scenario knows it. */
@@ -73,8 +88,10 @@ export function regionNetwork (prng: Prng, latency: Partial<RegionLatency> = {},
     return a
   }
   const baseOf = (from: Place, to: Place): number => from.region === to.region ? l.sameRegion : areaOf(from.region) === areaOf(to.region) ? l.sameArea : l.elsewhere
+  const draw = (from: Place, to: Place, rng: Prng): number => Math.max(1, Math.round(baseOf(from, to) * (1 + l.jitter * rng.next())))
   return {
-    latencyMs: (from, to) => Math.max(1, Math.round(baseOf(from, to) * (1 + l.jitter * jitter.next()))),
+    latencyMs: (from, to) => draw(from, to, jitter),
+    keyed: { latencyMs: draw, maxMs: Math.max(1, Math.round(Math.max(l.sameRegion, l.sameArea, l.elsewhere) * (1 + l.jitter))), mayDrop: false },
     // the jitter factor is uniform on [1, 1 + jitter): its mean is 1 + jitter / 2
     meanLatencyMs: (from, to) => baseOf(from, to) * (1 + l.jitter / 2),
     gossipHops: gossip.hops ?? 2,
@@ -84,5 +101,5 @@ export function regionNetwork (prng: Prng, latency: Partial<RegionLatency> = {},
 
 /** Every message takes exactly `ms` (no jitter, no loss): for tests that count milliseconds. */
 export function fixedNetwork (ms: number, gossip: { hops?: number, loss?: number } = {}): NetworkModel {
-  return { latencyMs: () => ms, meanLatencyMs: () => ms, gossipHops: gossip.hops ?? 1, gossipLoss: gossip.loss ?? 0 }
+  return { latencyMs: () => ms, meanLatencyMs: () => ms, keyed: { latencyMs: () => ms, maxMs: ms, mayDrop: false }, gossipHops: gossip.hops ?? 1, gossipLoss: gossip.loss ?? 0 }
 }

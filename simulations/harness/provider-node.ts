@@ -77,8 +77,17 @@ export class ProviderNode {
   private wantWake: number | undefined
   private readonly events = new EventQueue<ProviderAgentEvent>((e) => {
     for (const effect of this.agent.handle(e)) this.carryOut(effect)
-    this.takeBids(this.agent.pendingBids > 0 || this.agent.heldBids > 0, this.agent.heldBids > 0)
+    if (this.keyed) this.syncWatched()
+    else this.takeBids(this.agent.pendingBids > 0 || this.agent.heldBids > 0, this.agent.heldBids > 0)
   })
+
+  /**
+   * Under the bus's keyed delivery (keyed-delivery.ts): the shell takes every kind it may act on, hands a bid
+   * or award over only when the agent watches its job (ProviderAgent.watches), and tells the bus which jobs
+   * the agent watches after each event (`watched`: what it last told).
+   */
+  private readonly keyed: boolean
+  private readonly watched = new Set<string>()
 
   /**
    * The kinds the bus hands this shell, read live: bids only while the agent waits to bid or holds GPUs
@@ -86,7 +95,7 @@ export class ProviderNode {
    * ~8 bids of each job that reach all providers: bench:pipeline), awards only while it holds GPUs (an
    * award for another bid releases them). Only `handle` changes either, so the set is exact.
    */
-  private readonly takes = new Set(GOSSIP_KINDS)
+  private readonly takes: Set<string>
   private gone = false
   /** What an undercutter or spammer publishes for each job it sees (undefined: an honest bidder). */
   private readonly adversary: AdversaryBidder | undefined
@@ -97,6 +106,8 @@ export class ProviderNode {
 
   constructor (private readonly world: World, readonly name: string, private readonly spec: ProviderNodeSpec) {
     this.peerId = peerIdOf(name)
+    this.keyed = world.bus.isKeyed
+    this.takes = new Set(this.keyed ? [...GOSSIP_KINDS, 'bid', 'award'] : GOSSIP_KINDS)
     this.behaviour = spec.behaviour ?? {}
     const b = this.behaviour
     this.adversary = b.undercut === undefined && b.spam === undefined ? undefined : new AdversaryBidder(world, this.peerId, b.undercut, b.spam)
@@ -137,7 +148,17 @@ export class ProviderNode {
     return this.gone
   }
 
+  /** Tell the bus the jobs the agent watches now (keyed delivery). */
+  private syncWatched (): void {
+    const now = this.agent.watchedJobs()
+    if (now.length === 0 && this.watched.size === 0) return
+    const keep = new Set(now)
+    for (const job of this.watched) if (!keep.has(job)) { this.watched.delete(job); this.world.bus.watch(this.peerId, job, false) }
+    for (const job of now) if (!this.watched.has(job)) { this.watched.add(job); this.world.bus.watch(this.peerId, job, true) }
+  }
+
   private takeBids (bids: boolean, awards: boolean): void {
+    if (this.keyed) return
     if (bids) this.takes.add('bid')
     else this.takes.delete('bid')
     if (awards) this.takes.add('award')
@@ -167,6 +188,8 @@ export class ProviderNode {
     for (const w of this.work.values()) for (const c of w.cancel) c()
     for (const s of this.streams.values()) s.reset('provider crashed')
     for (const s of this.arriving.values()) s.reset('provider crashed')
+    for (const job of this.watched) this.world.bus.watch(this.peerId, job, false)
+    this.watched.clear()
     this.world.bus.leave(this.peerId)
   }
 
@@ -212,7 +235,7 @@ export class ProviderNode {
       // the agent keeps a bid only while it waits to bid on its job, and weighs it against its own bids
       // that hold GPUs; with neither it drops every bid, so the shell need not hand it over (the same
       // outcome, without the call: bench:pipeline)
-      if (this.agent.pendingBids > 0 || this.agent.heldBids > 0) this.feed({ type: 'bid-seen', now: this.now(), bid })
+      if (this.keyed ? this.agent.watches(bid.payload.job.toString()) : this.agent.pendingBids > 0 || this.agent.heldBids > 0) this.feed({ type: 'bid-seen', now: this.now(), bid })
       return
     }
     const job = bodyOf(m, 'job-request')
@@ -230,7 +253,7 @@ export class ProviderNode {
     }
     // an award naming another bid frees the GPUs this node's bid on the job held (reservations.ts)
     const award = bodyOf(m, 'award')
-    if (award !== undefined && this.agent.heldBids > 0) this.feed({ type: 'award-seen', now: this.now(), award: { id: award.cid.toString(), signer: award.signer, payload: award.payload } })
+    if (award !== undefined && (this.keyed ? this.agent.watches(award.payload.job.toString()) : this.agent.heldBids > 0)) this.feed({ type: 'award-seen', now: this.now(), award: { id: award.cid.toString(), signer: award.signer, payload: award.payload } })
   }
 
   private onRound (r: RoundBody): void {

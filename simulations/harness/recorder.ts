@@ -212,7 +212,8 @@ export class Recorder implements Traffic {
 }
 
 /** The job a message is about: the request's own id, a round's request, or the payload's `job`. */
-function jobOf (m: Message): string | undefined {
+/** The job a market message is about (its request's CID string), if any. */
+export function jobOf (m: Message): string | undefined {
   const body = m.body as { cid?: { toString: () => string }, request?: { cid: { toString: () => string } }, payload?: { job?: { toString: () => string } } }
   if (m.kind === 'job-request') return body.cid?.toString()
   if (m.kind === 'auction-round') return body.request?.cid.toString()

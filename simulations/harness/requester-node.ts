@@ -91,6 +91,8 @@ export class RequesterNode {
     const request = { cid, signer: this.peerId, payload }
     this.jobs.set(id, { id, cid, request, attempts: new Map() })
     this.world.jobs.set(id, request)
+    // the keyed delivery visits a job's bids at the nodes that watch it: its requester, for its life
+    this.world.bus.watch(this.peerId, id, true)
     for (const topic of jobTopics(payload.placement)) this.subscribe(topic)
     this.feed({ type: 'job-submitted', now, cid, request: payload })
     return id

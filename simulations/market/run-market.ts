@@ -18,6 +18,7 @@ import { regionNetwork, type NetworkModel, type Place } from '../harness/network
 import { MeshGossip, type MeshGossipOptions, type WireCounts } from '../overlay/mesh-gossip.js'
 import { discoveryCost, type DiscoveryStats } from './discovery.js'
 import type { Traffic } from '../harness/bus.js'
+import type { Delivery } from '../harness/keyed-delivery.js'
 import type { Prng, Seed } from '../harness/prng.js'
 import type { ProviderBehaviour, ProviderNode } from '../harness/provider-node.js'
 import type { RequesterNode } from '../harness/requester-node.js'
@@ -73,6 +74,12 @@ export interface MarketRunOptions {
   progressEvery?: number
   /** A second observer of the bus's traffic (HarnessOptions.tap). */
   tap?: Traffic
+  /**
+   * How the bus delivers gossip (harness/keyed-delivery.ts): `sequential` (default, what every scenario
+   * runs), `keyed-all` or `keyed-interested` (bench:sim: delays hashed per message and receiver, only the
+   * receivers that may act visited). Not with `mesh` yet (KeyedDeliveryError).
+   */
+  delivery?: Delivery
 }
 
 /** What the market run measured beyond the outcomes: totals of the protocol's traffic. */
@@ -131,7 +138,8 @@ export function runMarket (workload: Workload, options: MarketRunOptions): Marke
     },
     trace: false,
     perJob: true,
-    ...(options.tap !== undefined ? { tap: options.tap } : {})
+    ...(options.tap !== undefined ? { tap: options.tap } : {}),
+    ...(options.delivery !== undefined ? { delivery: options.delivery } : {})
   })
   const delays = { ...DEFAULT_START_DELAY_SEC, ...options.startDelaySec }
   const bidWindowMs = options.bidWindowMs ?? 2_000

@@ -127,9 +127,25 @@ export function countryNetwork (source: LatencyMatrix | RttTable, a: Prng | ((no
   const delayMs = (from: Place, to: Place): number => matrix.sampleByIndex(indexOf(from.node, from.country), indexOf(to.node, to.country), jitter, jitterModel)
   const drops = (from: Place, to: Place, at: number): boolean => partitions.length > 0 && isPartitioned(from.region, to.region, at)
 
+  // the keyed delivery's draw (harness/network.ts KeyedLatency): the same delay from the stream it gives
+  let maxMs: number | undefined
+  const maxOneWay = (): number => {
+    if (maxMs === undefined) {
+      maxMs = 1
+      for (const a of matrix.countries) for (const b of matrix.countries) maxMs = Math.max(maxMs, Math.ceil(matrix.rtt(a, b).max / 2))
+    }
+    return maxMs
+  }
+  const keyed = {
+    latencyMs: (from: Place, to: Place, rng: Prng): number => Math.max(1, Math.round(matrix.sampleByIndex(indexOf(from.node, from.country), indexOf(to.node, to.country), rng, jitterModel))),
+    get maxMs (): number { return maxOneWay() },
+    mayDrop: partitions.length > 0
+  }
+
   return {
     matrix,
     lossRate,
+    keyed,
     gossipHops,
     gossipLoss: lossRate,
     countryOf: (node) => matrix.countries[indexOf(node)] as string,
