@@ -14,9 +14,9 @@
  * 1000x10000,10000x10000,10000x100000), BENCH_SIM_MARKET (gpumesh, two job counts per fleet size; default
  * 1000x100,1000x200,10000x10,10000x20), BENCH_SIM_REPEAT (runs of each gpumesh size, the median kept;
  * default 1), BENCH_SIM_STRATEGIES (default central,lowest-price,random,old-way), BENCH_SEED (1),
- * BENCH_SIM_DELIVERY (the bus's gossip delivery for gpumesh: default keyed-interested — delays hashed per
- * message and receiver, only the receivers that may act visited, harness/keyed-delivery.ts; `sequential` is
- * the scenarios' delivery, the one measured before issue 10's keyed model).
+ * BENCH_SIM_DELIVERY (the bus's gossip delivery for gpumesh: default `sequential`, the scenarios' delivery;
+ * `keyed-interested` hashes delays per message and receiver and visits only the receivers that may act,
+ * harness/keyed-delivery.ts — measured slower today, README "Numbers", so not the default).
  */
 import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
@@ -34,7 +34,7 @@ const TARGET_MS = 120_000
 const TARGET_RSS = 4 * 1024 ** 3
 const SEED = Number(process.env.BENCH_SEED ?? 1)
 /** The bus's gossip delivery for the gpumesh strategy (harness/keyed-delivery.ts); `sequential` is what the scenarios run. */
-const DELIVERY = (process.env.BENCH_SIM_DELIVERY ?? 'keyed-interested') as Delivery
+const DELIVERY = (process.env.BENCH_SIM_DELIVERY ?? 'sequential') as Delivery
 
 function data (): ScenarioData {
   const d = new URL('../../simulations/data/', import.meta.url)
