@@ -32,15 +32,15 @@ export interface ProbeMeasurement {
   readonly lifetimeMs?: number
 }
 
+/** The fields every probe-result starts with: header, subject, nonce and kind. */
+function resultHead (m: { subject: string, nonce: Uint8Array, now: number, lifetimeMs?: number }, kind: ProbeResult['kind']): Pick<ProbeResult, 'v' | 'issuedAt' | 'expiresAt' | 'subject' | 'nonce' | 'kind'> {
+  return { v: 1, issuedAt: m.now, expiresAt: m.now + (m.lifetimeMs ?? PROBE_RESULT_LIFETIME_MS), subject: m.subject, nonce: m.nonce, kind }
+}
+
 /** The payload to sign as `probe-result` (kind `freivalds-matmul`). */
 export function probeResultPayload (m: ProbeMeasurement): ProbeResult {
   return {
-    v: 1,
-    issuedAt: m.now,
-    expiresAt: m.now + (m.lifetimeMs ?? PROBE_RESULT_LIFETIME_MS),
-    subject: m.subject,
-    nonce: m.nonce,
-    kind: 'freivalds-matmul',
+    ...resultHead(m, 'freivalds-matmul'),
     ok: m.ok,
     rttMs: Math.max(0, Math.round(m.rttMs)),
     durationMs: Math.max(0, Math.round(m.durationMs)),
@@ -56,12 +56,7 @@ export function probeResultPayload (m: ProbeMeasurement): ProbeResult {
 export function pingResultPayload (m: { subject: string, nonce: Uint8Array, ok: boolean, rttMs: number, now: number, detail?: string, lifetimeMs?: number }): ProbeResult {
   const rttMs = Math.max(0, Math.round(m.rttMs))
   return {
-    v: 1,
-    issuedAt: m.now,
-    expiresAt: m.now + (m.lifetimeMs ?? PROBE_RESULT_LIFETIME_MS),
-    subject: m.subject,
-    nonce: m.nonce,
-    kind: 'ping',
+    ...resultHead(m, 'ping'),
     ok: m.ok,
     ...(m.ok ? { rttMs } : {}),
     durationMs: rttMs,
