@@ -24,6 +24,7 @@ import type { NodeStore } from '../storage.js'
 import { AuditLog } from './audit.js'
 import { BudgetRefusal } from '../../protocol/trust/budget.js'
 import { EVIDENCE_KINDS, EvidenceQuota, evidenceSubjects, isRelevant, type EvidenceKind } from '../../protocol/trust/evidence-budget.js'
+import { evidenceFromMessage, type EvidenceMessageKind } from '../../protocol/trust/reputation-evidence.js'
 import { MarketGossip, type GossipKind } from './gossip.js'
 import { JobSpecError, buildJobRequest, validateJobSpec, type JobSpecFields } from './job-spec.js'
 import { ledgerView } from './ledger-view.js'
@@ -32,6 +33,9 @@ import { createRealScheduler } from './real-scheduler.js'
 import { RequesterMarket } from './requester.js'
 import { MarketStore } from './store.js'
 import type { LedgerView } from './views.js'
+
+/** The gossiped evidence kinds that say something of a peer's conduct (receipts are the provider's own word). */
+const REPUTATION_KINDS: readonly EvidenceMessageKind[] = ['payment', 'failure-report', 'probe-result']
 
 /** Largest input file a job may name, and all of a job's inputs together. */
 export const MAX_INPUT_BYTES = 256 * 1024 * 1024
@@ -160,8 +164,12 @@ export class Market {
         void this.store.putEnvelope(message.cid.toString(), message.bytes).catch(() => {})
         return
       default:
-        // evidence (admitted by admitEvidence): kept for the trust layer (DESIGN §7), which reads it from the store
+        // evidence (admitted by admitEvidence): kept, and what speaks of a peer goes to the reputation view,
+        // where it counts as much as this node trusts its signer (protocol/trust/reputation.ts)
         void this.store.putEvidence(message.cid.toString(), message.signer, message.bytes).catch(() => {})
+        if ((REPUTATION_KINDS as readonly string[]).includes(message.kind) && message.signer !== this.options.signer.peerId) {
+          this.requester.onEvidence(evidenceFromMessage(message as OpenedMessage<EvidenceMessageKind>))
+        }
     }
   }
 

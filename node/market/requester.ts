@@ -12,6 +12,7 @@ import {
   RequesterAgent, defaultMarketParams, explainNoBids, isRequesterFinal, jobTopics, openMessage,
   type OpenedMessage, type RequesterAgentEffect, type RequesterAgentEvent, type Scheduler, type SealedMessage
 } from '../../protocol/index.js'
+import { InvalidEvidenceError, type Evidence } from '../../protocol/trust/reputation-evidence.js'
 import { LOG_WINDOW } from '../services/exec.js'
 import { createRealScheduler } from './real-scheduler.js'
 import { openStream, talk } from './requester-exec.js'
@@ -161,6 +162,18 @@ export class RequesterMarket implements RequesterShell {
     await Promise.all([...this.jobs.values()].map(async (active) => { await active.saving }))
     this.saveReputation()
     await this.reputationSaving
+  }
+
+  /** Evidence from others' gossip (already verified and admitted): into the reputation view, which weighs it by trust in its signer. */
+  onEvidence (evidence: Evidence): void {
+    try {
+      this.agent.reputation.add(evidence)
+    } catch (err) {
+      if (!(err instanceof InvalidEvidenceError)) throw err
+      this.options.log.debug('evidence not taken by the reputation view', { error: err })
+      return
+    }
+    this.saveReputation()
   }
 
   /** Read back the reputation view kept before a restart; one that does not load is set aside, with a warning. */

@@ -149,6 +149,18 @@ describe('gossipsub peer scoring (in-process)', function () {
     }
     assert.equal(await rejections(requester, 'IRRELEVANT'), irrelevantBefore + 1)
     assert.equal(await requester.market!.store.getEnvelope(irrelevant.cid.toString()), undefined)
+
+    // the kept report reaches the requester's reputation view, where a stranger's word counts for nothing …
+    const reputation = requester.market!.requester.agent.reputation
+    const providerId = provider.node.peerId.toString()
+    const heard = reputation.explain(providerId, now)
+    assert.ok(heard.others.reporters > 0, JSON.stringify(heard.others))
+    assert.ok(!heard.others.top.some((r) => r.reporter === strangerId), 'an untrusted reporter moves nothing')
+    const before = reputation.score(providerId, now)
+    // … until the requester has its own good history with the reporter: then the same report counts
+    reputation.record(strangerId, true, now)
+    assert.ok(reputation.explain(providerId, now).others.top.some((r) => r.reporter === strangerId && r.failed > 0))
+    assert.ok(reputation.score(providerId, now) < before, `${reputation.score(providerId, now)} < ${before}`)
   })
 })
 
