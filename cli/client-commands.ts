@@ -9,7 +9,7 @@ import type { StatusInfo } from '../node/daemon.js'
 import type { FindResult } from '../node/discovery.js'
 import { dataDirOf } from './context.js'
 import { NotConnectedError, UsageError } from './errors.js'
-import { table, toJson } from './format.js'
+import { reputationText, table, toJson } from './format.js'
 
 async function client (command: Command): Promise<ApiClient> {
   return await ApiClient.fromDataDir(dataDirOf(command))
@@ -92,10 +92,11 @@ export async function providersCommand (command: Command): Promise<void> {
     out(`no providers found (looked up ${result.key} in ${Math.round(result.elapsedMs)} ms; ${result.filtered} did not match, ${result.failures.length} unreachable)`)
     return
   }
-  out(table(['PEER', 'REGION', 'GPUS', 'FLOOR/GPU-H', 'PROCESS JOBS'], result.providers.map((p) => {
+  out(table(['PEER', 'REGION', 'GPUS', 'FLOOR/GPU-H', 'PROCESS JOBS', 'REPUTATION'], result.providers.map((p) => {
     const models = new Map<string, number>()
     for (const g of p.ad.gpus) models.set(`${g.name} ${formatVram(g.vramMiB)}`, (models.get(`${g.name} ${formatVram(g.vramMiB)}`) ?? 0) + 1)
-    return [p.peerId, p.ad.region, [...models].map(([m, n]) => `${n}× ${m}`).join(', '), `${(p.ad.price.floor / 1e6).toFixed(2)} cr`, processJobs(p.ad)]
+    const reputation = p.reputation !== undefined ? reputationText(p.reputation) : 'no market on this node'
+    return [p.peerId, p.ad.region, [...models].map(([m, n]) => `${n}× ${m}`).join(', '), `${(p.ad.price.floor / 1e6).toFixed(2)} cr`, processJobs(p.ad), reputation]
   })))
   out(`${result.providers.length} provider(s) via ${result.key} in ${Math.round(result.elapsedMs)} ms`)
 }

@@ -42,3 +42,14 @@ export function oneLine (text: string, width: number): string {
   const plain = text.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ').trimEnd()
   return plain.length > width ? `${plain.slice(0, Math.max(0, width - 1))}…` : plain
 }
+
+/**
+ * A provider's score in this node's reputation view, in a few words: the score, then what it rests on —
+ * this node's own receipts and failures, and how many other reporters it trusts of those it heard.
+ */
+export function reputationText (r: { score: number, own: { okCount: number, failedCount: number }, others: { reporters: number, trusted: number }, known: boolean }): string {
+  if (!r.known) return `${r.score.toFixed(2)} (no history: the prior)`
+  const own = `own ${r.own.okCount} ok / ${r.own.failedCount} failed`
+  const others = r.others.reporters === 0 ? 'no reports from others' : `${r.others.trusted} of ${r.others.reporters} reporters trusted`
+  return `${r.score.toFixed(2)} (${own}; ${others})`
+}

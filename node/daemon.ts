@@ -343,10 +343,16 @@ export class Daemon {
 
   async findProviders (query: ProviderQuery, options: { signal?: AbortSignal, timeoutMs?: number } = {}): Promise<FindResult> {
     const log = this.options.loggers.forComponent('discovery')
-    return await findProviders(this.node, query, log, this.metrics, {
+    const result = await findProviders(this.node, query, log, this.metrics, {
       ...options,
       ...(this.ad !== undefined ? { ownAd: { cid: this.ad.cid.toString(), ad: this.ad.payload } } : {})
     })
+    const reputation = this.market?.requester.agent.reputation
+    if (reputation !== undefined) {
+      const now = this.now()
+      for (const p of result.providers) p.reputation = reputation.explain(p.peerId, now)
+    }
+    return result
   }
 
   private async startApi (): Promise<void> {

@@ -2,6 +2,7 @@
  * Finds providers for a query (DESIGN §4): one DHT lookup of the most selective capability key,
  * then each provider's signed ad fetched over /gpumesh/capability/1.0.0, verified and filtered.
  */
+import type { ReputationExplanation } from '../protocol/trust/reputation.js'
 import type { PeerId } from '@libp2p/interface'
 import { adMatches, capabilityKeyCid, lookupKeyFor, type CapabilityAd, type ProviderQuery } from '../protocol/index.js'
 import type { GpumeshLibp2p } from './libp2p.js'
@@ -18,6 +19,8 @@ export interface FoundProvider {
   /** The ad's CID. */
   cid: string
   ad: CapabilityAd
+  /** Why this node scores the provider as it does (its reputation view; absent on a node without a market). */
+  reputation?: ReputationExplanation
 }
 
 export interface FindResult {

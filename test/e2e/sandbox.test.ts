@@ -13,7 +13,7 @@ import type { CapabilityAd } from '../../protocol/index.js'
 import { DaemonProcess, LOCAL_FLAGS, killAll } from '../helpers/processes.js'
 
 interface StatusJson { peerId: string, executors: Record<string, string>, workloads: string[], gpus: Array<{ uuid: string }> }
-interface ProvidersJson { providers: Array<{ peerId: string, ad: CapabilityAd }> }
+interface ProvidersJson { providers: Array<{ peerId: string, ad: CapabilityAd, reputation?: { known: boolean } }> }
 
 /** A PATH without bubblewrap (nor anything else). */
 const NO_BWRAP = { PATH: '/nonexistent-gpumesh-bin' }
@@ -51,6 +51,11 @@ describe('issue 8 through the CLI: a provider without a sandbox (bwrap hidden fr
     const listing = await daemon.cli(['providers'])
     assert.match(listing.stdout, /PROCESS JOBS/)
     assert.match(listing.stdout, /not offered/)
+    // the node's reputation view of the provider (itself, no history): the prior, said so
+    assert.match(listing.stdout, /REPUTATION/)
+    assert.match(listing.stdout, /0\.25 \(no history: the prior\)/)
+    const found = await daemon.json<ProvidersJson>(['providers'])
+    assert.equal(found.providers[0]?.reputation?.known, false)
     await daemon.stop()
   })
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { elapsed, oneLine, statusText } from '../../../cli/format.js'
+import { elapsed, oneLine, reputationText, statusText } from '../../../cli/format.js'
 
 describe('CLI formatting', () => {
   it('statusText says the status once', () => {
@@ -23,5 +23,19 @@ describe('CLI formatting', () => {
     assert.equal(oneLine('abcdefg', 6), 'abcde…')
     assert.equal(oneLine('\u009b31m', 10), ' 31m')
     assert.equal(oneLine('', 5), '')
+  })
+})
+
+describe('reputationText', () => {
+  const base = { score: 0.25, own: { okCount: 0, failedCount: 0 }, others: { reporters: 0, trusted: 0 }, known: false }
+
+  it('says a provider with no history scores the prior', () => {
+    assert.equal(reputationText(base), '0.25 (no history: the prior)')
+  })
+
+  it('gives own counts and how many reporters are trusted', () => {
+    assert.equal(reputationText({ ...base, known: true, score: 0.6666, own: { okCount: 3, failedCount: 1 }, others: { reporters: 4, trusted: 1 } }),
+      '0.67 (own 3 ok / 1 failed; 1 of 4 reporters trusted)')
+    assert.equal(reputationText({ ...base, known: true, score: 0.4, own: { okCount: 1, failedCount: 0 } }), '0.40 (own 1 ok / 0 failed; no reports from others)')
   })
 })
