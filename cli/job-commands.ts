@@ -16,7 +16,7 @@ import { formatMicros } from '../protocol/index.js'
 import { requireConnected } from './client-commands.js'
 import { collect } from './config-flags.js'
 import { dataDirOf } from './context.js'
-import { elapsed, oneLine, statusText, table, toJson } from './format.js'
+import { elapsed, oneLine, reputationText, statusText, table, toJson } from './format.js'
 import { marketClient, recordsOf } from './records.js'
 
 /** A job command that could not do what was asked (exit 1): a job that did not succeed, a refused copy. */
@@ -285,6 +285,7 @@ export async function jobStatusCommand (id: string, command: Command): Promise<v
   if (job.award !== undefined) {
     const a = job.award
     lines.push(`  award:     ${a.provider} at ${credits(a.price)} cr/GPU-h (${a.paymentRule}, ${a.considered} bid${a.considered === 1 ? '' : 's'} considered)`, `             ${a.why}`)
+    if (job.providerReputation !== undefined) lines.push(`  reputation: ${reputationText(job.providerReputation)}`)
   }
   if (job.receipt !== undefined) {
     const r = job.receipt

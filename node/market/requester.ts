@@ -119,7 +119,10 @@ export class RequesterMarket implements RequesterShell {
 
   view (id: string): JobView | undefined {
     const active = this.jobs.get(id)
-    return active === undefined ? undefined : jobView(active.record, active.request.payload, active.record.state)
+    if (active === undefined) return undefined
+    const view = jobView(active.record, active.request.payload, active.record.state)
+    if (view.award !== undefined) view.providerReputation = this.agent.reputation.explain(view.award.provider, this.scheduler.now())
+    return view
   }
 
   list (): JobView[] {

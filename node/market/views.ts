@@ -4,6 +4,7 @@
  * per GPU-hour, times in ms since the epoch. The CLI formats these; scripts read them with --json.
  */
 import type { AgentAwardView, AgentBidView } from '../../protocol/index.js'
+import type { ReputationExplanation } from '../../protocol/trust/reputation.js'
 
 /** One line of a job's history, as the requester saw it. */
 export interface JobEvent {
@@ -63,6 +64,8 @@ export interface JobView {
   /** Bids of the current (or last) round. */
   bids: BidView[]
   award?: AwardView
+  /** Why this node scores the awarded provider as it does, now (its reputation view); only in `job status`. */
+  providerReputation?: ReputationExplanation
   receipt?: ReceiptView
   /** Cumulative micros committed to providers for this job, all attempts together. */
   paid: number

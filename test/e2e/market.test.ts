@@ -87,6 +87,8 @@ describe('the market through the CLI: separate processes over TCP', function () 
     assert.equal(human.code, 0, human.stderr)
     assert.match(human.stdout, /status: +settled/)
     assert.match(human.stdout, new RegExp(`award: +${peerOf(cheap)} at 0\\.80 cr/GPU-h`))
+    // why the buyer scores the winner as it does: its own receipt from this job counts
+    assert.match(human.stdout, /reputation: +0\.\d\d \(own [1-9]\d* ok \/ \d+ failed/)
 
     // both sides hold the same signed amount for the job
     const spent = await ledgerEntry(buyer, view.id)
