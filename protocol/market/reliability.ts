@@ -1,7 +1,8 @@
 /**
- * A requester's estimate of a provider's reliability from the outcomes it saw itself (DESIGN §7: every
- * node computes its own; gossiped evidence is the trust layer's job). Pure: the node's `Reputation`
- * keeps the counts and calls this; the simulator calls it directly.
+ * An estimate of a peer's reliability from whole outcome counts (DESIGN §7: every node computes its
+ * own). Pure: the provider's view of requesters (reservations.ts) and damping's newcomer price use it;
+ * the requester's reputation view (protocol/trust/reputation.ts) applies the same prior to decayed,
+ * trust-weighted counts, which are not whole, with `priorWeight` = RELIABILITY_PRIOR_WEIGHT.
  *
  * One prior for everyone: a Beta prior whose mean is the scoring's `unknownReliability` (the value a
  * provider with no outcomes is scored at), worth `RELIABILITY_PRIOR_WEIGHT` outcomes:
