@@ -28,15 +28,19 @@ export { MAX_JOB_LOG_BYTES } from './requester-exec.js'
 export { MAX_OUTPUT_BYTES } from './requester-outputs.js'
 
 const MAX_EVENTS = 200
+/** The reputation view is written at most this often while the node runs (saveReputation). */
+const REPUTATION_SAVE_INTERVAL_MS = 5_000
 
 export class RequesterMarket implements RequesterShell {
   private readonly jobs = new Map<string, ActiveJob>()
   readonly agent: RequesterAgent
   readonly scheduler: Scheduler
   stopping = false
-  /** The reputation view's `changes` last written, and the write in flight (saveReputation). */
+  /** The reputation view's `changes` last written, when, the write in flight and the deferred one (saveReputation). */
   private reputationSaved = 0
+  private reputationSavedAt = -Infinity
   private reputationSaving: Promise<void> | undefined
+  private reputationLater: (() => void) | undefined
 
   constructor (readonly options: RequesterOptions) {
     const params = options.params ?? defaultMarketParams
@@ -163,6 +167,9 @@ export class RequesterMarket implements RequesterShell {
       for (const attempt of active.attempts.values()) attempt.channel?.abort(new Error('the requester is shutting down'))
     }
     await Promise.all([...this.jobs.values()].map(async (active) => { await active.saving }))
+    this.reputationLater?.()
+    this.reputationLater = undefined
+    await this.reputationSaving
     this.saveReputation()
     await this.reputationSaving
   }
@@ -191,17 +198,28 @@ export class RequesterMarket implements RequesterShell {
     this.reputationSaved = this.agent.reputation.changes
   }
 
-  /** Write the reputation view when it changed; writes are coalesced like job records'. */
+  /**
+   * Write the reputation view when it changed, at most once per REPUTATION_SAVE_INTERVAL_MS (each write
+   * is a snapshot of every pair: up to ≈ 1 s of CPU at the caps, and gossiped evidence changes the view
+   * often); at stop at once. A crash loses at most the last interval's changes.
+   */
   private saveReputation (): void {
-    if (this.reputationSaving !== undefined || this.agent.reputation.changes === this.reputationSaved) return
+    if (this.reputationSaving !== undefined || this.reputationLater !== undefined) return
+    if (this.agent.reputation.changes === this.reputationSaved) return
+    const due = this.reputationSavedAt + REPUTATION_SAVE_INTERVAL_MS
+    if (!this.stopping && this.scheduler.now() < due) {
+      this.reputationLater = this.scheduler.at(due, () => { this.reputationLater = undefined; this.saveReputation() })
+      return
+    }
+    this.reputationSavedAt = this.scheduler.now()
+    this.reputationSaved = this.agent.reputation.changes
+    const snapshot = this.agent.reputation.snapshot()
     this.reputationSaving = (async () => {
-      while (this.agent.reputation.changes !== this.reputationSaved) {
-        this.reputationSaved = this.agent.reputation.changes
-        await this.options.store.putReputation(this.agent.reputation.snapshot()).catch((err: unknown) => {
-          this.options.log.error('cannot save the reputation view', { error: err })
-        })
-      }
+      await this.options.store.putReputation(snapshot).catch((err: unknown) => {
+        this.options.log.error('cannot save the reputation view', { error: err })
+      })
       this.reputationSaving = undefined
+      this.saveReputation()
     })()
   }
 
