@@ -12,8 +12,13 @@
  * - `fd_filestat_get` / `path_filestat_get`: the host's answer with `dev`, `ino` and the three
  *   timestamps set to 0 (the work dir is fresh per run, so they would differ every time).
  *
- * Not covered (say so where it matters): `fd_readdir` lists a directory in the host file system's order
- * with host inode numbers, and `poll_oneoff` sleeps in real time (it returns no time itself).
+ * - `fd_readdir`: the directory's entries sorted by name (bytewise), each with `d_ino` 0 and
+ *   `d_next` its 1-based position in that order, so the cookie a module resumes from is a position in
+ *   the sorted listing, not in the host file system's (which differs between ext4, tmpfs, overlayfs).
+ *
+ * Not covered (say so where it matters): `poll_oneoff` sleeps in real time (it returns no time
+ * itself), and a directory entry whose name does not fit the module's buffer at all is listed as the
+ * host lists it (the sorted listing is read through that buffer).
  */
 import { createHash } from 'node:crypto'
 
@@ -23,6 +28,9 @@ const EFAULT = 21
 
 /** Domain of the random stream (versioned: a change of the stream is a wire change). */
 export const WASM_RANDOM_DOMAIN = 'gpumesh/wasm-random/1\n'
+
+/** Size of a WASI `dirent` header: d_next u64 @0, d_ino u64 @8, d_namlen u32 @16, d_type u8 @20. */
+const DIRENT_BYTES = 24
 
 /** A WASI preview1 import object, by function name. */
 type WasiImports = Record<string, (...args: never[]) => unknown>
@@ -81,6 +89,7 @@ export function deterministicImports (imports: { wasi_snapshot_preview1: WasiImp
   }
   const fdFilestatGet = wasi.fd_filestat_get as unknown as (fd: number, ptr: number) => number
   const pathFilestatGet = wasi.path_filestat_get as unknown as (fd: number, flags: number, path: number, len: number, ptr: number) => number
+  const hostReaddir = wasi.fd_readdir as unknown as HostReaddir
   const replaced: WasiImports = {
     clock_time_get: ((_id: number, _precision: bigint, ptr: number): number => {
       const v = view()
@@ -110,7 +119,74 @@ export function deterministicImports (imports: { wasi_snapshot_preview1: WasiImp
       const errno = pathFilestatGet(fd, flags, path, len, ptr)
       if (errno === ESUCCESS) zeroStat(ptr)
       return errno
+    }) as WasiImports[string],
+    fd_readdir: ((fd: number, buf: number, bufLen: number, cookie: bigint, usedPtr: number): number => {
+      const m = memory()
+      if (m === undefined) return EFAULT
+      return sortedReaddir(hostReaddir, new DataView(m.buffer), fd, buf, bufLen, cookie, usedPtr)
     }) as WasiImports[string]
   }
   return { ...imports, wasi_snapshot_preview1: { ...wasi, ...replaced } }
+}
+
+type HostReaddir = (fd: number, buf: number, bufLen: number, cookie: bigint, usedPtr: number) => number
+
+interface DirEntry { name: Uint8Array, type: number }
+
+function compareBytes (a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length)
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return (a[i] as number) - (b[i] as number)
+  return a.length - b.length
+}
+
+/**
+ * `fd_readdir` over the whole directory sorted by name. The host's listing is read through the
+ * module's own buffer (it is the call's output buffer, overwritten with the answer afterwards), one
+ * bufferful at a time from the host's cookies; then the sorted entries from position `cookie` on are
+ * written as WASI does: whole entries while they fit, the last one cut at the buffer's end (`bufused`
+ * equal to `bufLen` tells the module to ask again). An entry too long for the buffer on its own makes
+ * the host's answer pass through unchanged (nothing sorted could be read).
+ */
+function sortedReaddir (host: HostReaddir, v: DataView, fd: number, buf: number, bufLen: number, cookie: bigint, usedPtr: number): number {
+  if (buf < 0 || bufLen < 0 || buf + bufLen > v.byteLength || usedPtr < 0 || usedPtr + 4 > v.byteLength) return EFAULT
+  const bytes = new Uint8Array(v.buffer)
+  const entries: DirEntry[] = []
+  let next = 0n
+  for (;;) {
+    const errno = host(fd, buf, bufLen, next, usedPtr)
+    if (errno !== ESUCCESS) return errno
+    const used = v.getUint32(usedPtr, true)
+    let at = 0
+    let read = 0
+    while (at + DIRENT_BYTES <= used) {
+      const namlen = v.getUint32(buf + at + 16, true)
+      if (at + DIRENT_BYTES + namlen > used) break
+      next = v.getBigUint64(buf + at, true)
+      entries.push({ name: bytes.slice(buf + at + DIRENT_BYTES, buf + at + DIRENT_BYTES + namlen), type: v.getUint8(buf + at + 20) })
+      at += DIRENT_BYTES + namlen
+      read++
+    }
+    if (used < bufLen) break
+    if (read === 0) return host(fd, buf, bufLen, cookie, usedPtr)
+  }
+  entries.sort((a, b) => compareBytes(a.name, b.name))
+  const out = new Uint8Array(bufLen)
+  const header = new DataView(new ArrayBuffer(DIRENT_BYTES))
+  let used = 0
+  for (let i = cookie < BigInt(entries.length) ? Number(cookie) : entries.length; i < entries.length && used < bufLen; i++) {
+    const e = entries[i] as DirEntry
+    header.setBigUint64(0, BigInt(i + 1), true)
+    header.setBigUint64(8, 0n, true)
+    header.setUint32(16, e.name.length, true)
+    header.setUint32(20, e.type, true)
+    const record = new Uint8Array(DIRENT_BYTES + e.name.length)
+    record.set(new Uint8Array(header.buffer), 0)
+    record.set(e.name, DIRENT_BYTES)
+    const k = Math.min(record.length, bufLen - used)
+    out.set(record.subarray(0, k), used)
+    used += k
+  }
+  bytes.set(out.subarray(0, used), buf)
+  v.setUint32(usedPtr, used, true)
+  return ESUCCESS
 }

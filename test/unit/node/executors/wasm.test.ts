@@ -201,6 +201,53 @@ describe('WasmExecutor', function () {
       assert.notDeepEqual(Buffer.from(other.buffer, other.byteOffset + 16, 48), expected)
     })
 
+    describe('fd_readdir', () => {
+      let lister: Uint8Array
+      before(async () => { lister = await assemble('readdir.wat', await readFile(join(FIXTURES, 'readdir.wat'), 'utf8')) })
+
+      /** Entries of a WASI dirent buffer: [d_next, d_ino, name, type]; a cut last entry has its name cut. */
+      function entries (b: Uint8Array): Array<[bigint, bigint, string, number]> {
+        const v = new DataView(b.buffer, b.byteOffset, b.byteLength)
+        const out: Array<[bigint, bigint, string, number]> = []
+        for (let at = 0; at + 24 <= b.length; at += 24 + v.getUint32(at + 16, true)) {
+          out.push([v.getBigUint64(at, true), v.getBigUint64(at + 8, true), Buffer.from(b.subarray(at + 24, Math.min(b.length, at + 24 + v.getUint32(at + 16, true)))).toString(), v.getUint8(at + 20)])
+        }
+        return out
+      }
+
+      async function list (inputs: string[]): Promise<{ whole: Uint8Array, part: Uint8Array }> {
+        const text = new TextEncoder()
+        const { result } = await run({
+          ...request([]),
+          argv: ['readdir.wasm'],
+          inputs: [...inputs.map((path) => ({ path, bytes: text.encode(path) })), { path: 'readdir.wasm', bytes: lister }],
+          outputs: ['o.bin']
+        })
+        assert.equal(result.exitCode, 0, result.detail)
+        const out = result.outputs[0]?.bytes as Uint8Array
+        const v = new DataView(out.buffer, out.byteOffset, out.byteLength)
+        const wholeLen = v.getUint32(0, true)
+        return { whole: out.subarray(8, 8 + wholeLen), part: out.subarray(8 + wholeLen, 8 + wholeLen + v.getUint32(4, true)) }
+      }
+
+      it('lists entries sorted by name with inode 0 and d_next their position, whatever order they were created in', async () => {
+        const { whole } = await list(['zeta.txt', 'alpha.txt', 'mid.txt'])
+        assert.deepEqual(entries(whole), [
+          [1n, 0n, 'alpha.txt', 4], [2n, 0n, 'mid.txt', 4], [3n, 0n, 'readdir.wasm', 4], [4n, 0n, 'zeta.txt', 4]
+        ])
+        const again = await list(['mid.txt', 'zeta.txt', 'alpha.txt'])
+        assert.deepEqual(again.whole, whole)
+      })
+
+      it('resumes at the cookie as a position in the sorted listing and cuts the last entry at the buffer end', async () => {
+        const { part } = await list(['zeta.txt', 'alpha.txt', 'mid.txt'])
+        // from cookie 2: readdir.wasm (24 + 12 bytes) whole, then 4 bytes of zeta.txt's header
+        assert.equal(part.length, 40)
+        assert.deepEqual(entries(part.subarray(0, 36)), [[3n, 0n, 'readdir.wasm', 4]])
+        assert.deepEqual([...part.subarray(36)], [4, 0, 0, 0])
+      })
+    })
+
     it('zeroes the device, inode and times of a file stat but keeps its type and size', async () => {
       const v = await readHostState('job-a', 'twelve bytes')
       for (const at of [0, 8, 40, 48, 56]) assert.equal(v.getBigUint64(64 + at, true), 0n, `offset ${at}`)
