@@ -60,16 +60,35 @@ function strategies (report: Report): StrategyJson[] {
   return report.strategies as unknown as StrategyJson[]
 }
 
+/**
+ * Fleet utilization per strategy over the whole run, with a dashed rule at the arrival horizon: the
+ * report's headline utilization is the part left of it; right of it is the drain (placed work ending).
+ */
 export function utilizationChart (report: Report): VegaLiteSpec {
   const values = strategies(report).flatMap((s) => s.utilizationOverTime.map(([t, fleet]) => ({ strategy: s.strategy, hour: round(t / 3_600_000, 3), utilization: fleet })))
+  const horizon = { hour: round(report.workload.horizonMs / 3_600_000, 3), label: 'arrival horizon' }
   return {
     ...base('Fleet utilization over time (owners\' work + sold)', values),
-    mark: { type: 'line', interpolate: 'step-after' },
-    encoding: {
-      x: { field: 'hour', type: 'quantitative', title: 'hour of the run' },
-      y: { field: 'utilization', type: 'quantitative', title: 'GPUs busy', axis: { format: '%' }, scale: { domain: [0, 1] } },
-      color: { field: 'strategy', type: 'nominal', title: 'strategy' }
-    }
+    layer: [
+      {
+        mark: { type: 'line', interpolate: 'step-after' },
+        encoding: {
+          x: { field: 'hour', type: 'quantitative', title: 'hour of the run' },
+          y: { field: 'utilization', type: 'quantitative', title: 'GPUs busy', axis: { format: '%' }, scale: { domain: [0, 1] } },
+          color: { field: 'strategy', type: 'nominal', title: 'strategy' }
+        }
+      },
+      {
+        data: { values: [horizon] },
+        mark: { type: 'rule', strokeDash: [4, 4], color: '#555' },
+        encoding: { x: { field: 'hour', type: 'quantitative' } }
+      },
+      {
+        data: { values: [horizon] },
+        mark: { type: 'text', align: 'right', baseline: 'top', dx: -4, dy: 4, color: '#555' },
+        encoding: { x: { field: 'hour', type: 'quantitative' }, y: { datum: 1 }, text: { field: 'label' } }
+      }
+    ]
   }
 }
 

@@ -52,6 +52,18 @@ describe('cli/sim-charts: rendering the report\'s charts', function () {
     assert.ok(png.size > 5_000, 'bars and text drawn, not an empty canvas')
   })
 
+  it('marks the arrival horizon on the utilization chart with a dashed rule at its hour', async () => {
+    const w = handCase()
+    const runs = [oldWay(w, { listPrice })]
+    const report = buildReport(w, metrics(w, runs))
+    const spec = charts({ report, runs, messagesVsN: [] })['utilization-over-time'] as { layer: Array<{ mark: { type: string }, data?: { values: Array<{ hour: number }> } }> }
+    const rule = spec.layer.find((l) => l.mark.type === 'rule')
+    assert.equal(rule?.data?.values[0]?.hour, w.horizonMs / 3_600_000)
+    const svg = await renderSvg(spec as unknown as Record<string, unknown>)
+    assert.match(svg, /arrival horizon/)
+    assert.match(svg, /stroke-dasharray="4,4"/)
+  })
+
   it('renders the same SVG bytes for the same spec', async () => {
     const spec = specs()['cost-by-tier']!
     assert.equal(await renderSvg(spec), await renderSvg(structuredClone(spec)))
