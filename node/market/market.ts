@@ -23,7 +23,7 @@ import type { NodeMetrics } from '../metrics.js'
 import type { NodeStore } from '../storage.js'
 import { AuditLog } from './audit.js'
 import { BudgetRefusal } from '../../protocol/trust/budget.js'
-import { EVIDENCE_KINDS, EvidenceQuota, evidenceSubjects, isRelevant, type EvidenceKind } from '../../protocol/trust/evidence-budget.js'
+import { ALWAYS_RELEVANT_KINDS, EVIDENCE_KINDS, EvidenceQuota, evidenceSubjects, isRelevant, type EvidenceKind } from '../../protocol/trust/evidence-budget.js'
 import { evidenceFromMessage, type EvidenceMessageKind } from '../../protocol/trust/reputation-evidence.js'
 import { Convictions } from '../trust/convictions.js'
 import { MarketGossip, type GossipKind } from './gossip.js'
@@ -186,8 +186,10 @@ export class Market {
    */
   admitEvidence (message: OpenedMessage<GossipKind>): string | undefined {
     if (!(EVIDENCE_KINDS as readonly string[]).includes(message.kind)) return undefined
-    if (message.kind === 'fraud-proof') {
-      return this.quota.charge(message.signer, message.bytes.byteLength) ?? this.convictions.take(message as OpenedMessage<'fraud-proof'>)
+    if (ALWAYS_RELEVANT_KINDS.includes(message.kind as EvidenceKind)) {
+      const refusal = this.quota.charge(message.signer, message.bytes.byteLength)
+      if (refusal !== undefined || message.kind !== 'fraud-proof') return refusal
+      return this.convictions.take(message as OpenedMessage<'fraud-proof'>)
     }
     const me = this.options.signer.peerId
     const knows = {

@@ -13,7 +13,8 @@
  *                                        snapshot, JSON), so scores are the same after a restart; derived
  *                                        data, not journaled: a rebuilt database starts it empty
  *   market-convictions/<peer id>         a provider this node convicted on a verified fraud proof: the
- *                                        proof's id (its envelope is in market-envelopes), read at start
+ *                                        proof's id (its envelope is in market-envelopes, journaled), read
+ *                                        at start; not journaled itself: a rebuilt database loses it
  *
  * Records are plain JSON; anything signed is kept as its envelope bytes and re-opened (historically)
  * when read, so a record is never trusted beyond what its signatures show.
