@@ -107,7 +107,11 @@ export class Convictions {
     }
     const { proof, ...view } = result
     if (proof === undefined) return view
-    await this.convict({ subject: result.provider, proof: proof.cid.toString(), message: proof, relayed: false })
+    // convicted here once; the proof is published on every mismatch found (a peer that missed it gets another chance)
+    await this.convict({ subject: result.provider, proof: proof.cid.toString(), message: proof, relayed: true })
+    await this.options.gossip.publish(proof, [EVIDENCE_TOPIC]).catch((err: unknown) => {
+      this.options.log.warn('publishing a fraud proof failed', { proof: proof.cid.toString(), error: err })
+    })
     return { ...view, proof: { id: proof.cid.toString(), kind: 'wrong-output', envelope: toHex(proof.bytes, 'base16') } }
   }
 
