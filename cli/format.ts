@@ -47,7 +47,8 @@ export function oneLine (text: string, width: number): string {
  * A provider's score in this node's reputation view, in a few words: the score, then what it rests on —
  * this node's own receipts and failures, and how many other reporters it trusts of those it heard.
  */
-export function reputationText (r: { score: number, own: { okCount: number, failedCount: number }, others: { reporters: number, trusted: number }, known: boolean }): string {
+export function reputationText (r: { score: number, own: { okCount: number, failedCount: number }, others: { reporters: number, trusted: number }, known: boolean, convicted?: string }): string {
+  if (r.convicted !== undefined) return `CONVICTED (fraud proof ${r.convicted}; never awarded)`
   if (!r.known) return `${r.score.toFixed(2)} (no history: the prior)`
   const own = `own ${r.own.okCount} ok / ${r.own.failedCount} failed`
   const others = r.others.reporters === 0 ? 'no reports from others' : `${r.others.trusted} of ${r.others.reporters} reporters trusted`

@@ -1,5 +1,5 @@
 /**
- * `gpumesh job submit|status|logs|result|cancel|list`: the requester's side of the market, through
+ * `gpumesh job submit|status|logs|result|cancel|verify|list`: the requester's side of the market, through
  * the running daemon's local API (node/market/views.ts describes what it returns). A job is
  * validated here before the daemon is contacted, so a bad job file fails without a daemon.
  */
@@ -12,12 +12,16 @@ import { ApiClient, ApiRequestError } from '../node/api/client.js'
 import { relativeSegments } from '../node/executors/jobfs.js'
 import { JobSpecError, checkInputFiles, normaliseJobSpec, parseJobFile, validateJobSpec, type JobSpec, type JobSpecFields } from '../node/market/job-spec.js'
 import type { JobEvent, JobView, LogsView, OutputFileView, ResultView } from '../node/market/views.js'
+import type { JobVerifyView } from '../node/trust/convictions.js'
 import { formatMicros } from '../protocol/index.js'
 import { requireConnected } from './client-commands.js'
 import { collect } from './config-flags.js'
 import { dataDirOf } from './context.js'
 import { elapsed, oneLine, reputationText, statusText, table, toJson } from './format.js'
 import { marketClient, recordsOf } from './records.js'
+
+/** How long `job verify` waits for the daemon's re-execution. */
+const VERIFY_TIMEOUT_MS = 10 * 60_000
 
 /** A job command that could not do what was asked (exit 1): a job that did not succeed, a refused copy. */
 export class JobCommandError extends Error {
@@ -364,6 +368,24 @@ export async function jobCancelCommand (id: string, command: Command): Promise<v
   if (command.opts().json === true) out(toJson(job))
   else out(`job ${job.id}: ${progressLine(job)}`)
   if (job.status !== 'cancelled') throw new JobCommandError(`job ${id} was ${job.status} before the cancel took effect: nothing cancelled`)
+}
+
+/**
+ * Re-execute a finished deterministic job of this node and compare with its receipt; on a mismatch the
+ * daemon has published a `wrong-output` fraud proof: print it and exit 1.
+ */
+export async function jobVerifyCommand (id: string, command: Command): Promise<void> {
+  const result = await (await clientOf(command)).post<JobVerifyView>('/v1/job/verify', { id }, undefined, VERIFY_TIMEOUT_MS)
+  if (command.opts().json === true) out(toJson(result))
+  else if (result.verified) out(`job ${id}: verified by re-execution (outputs ${result.receiptOutputs})`)
+  else {
+    out([
+      `job ${id}: WRONG OUTPUT — provider ${result.provider} signed outputs ${result.receiptOutputs}, re-execution gives ${result.reexecutedOutputs}`,
+      `fraud proof ${result.proof?.id ?? '?'} (wrong-output) published; the provider is convicted here`,
+      `envelope: ${result.proof?.envelope ?? ''}`
+    ].join('\n'))
+  }
+  if (!result.verified) throw new JobCommandError(`job ${id}: the provider's output is wrong (fraud proof ${result.proof?.id ?? '?'} published)`)
 }
 
 export async function jobListCommand (command: Command): Promise<void> {

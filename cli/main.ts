@@ -17,7 +17,7 @@ import { peersCommand, providersCommand, statusCommand } from './client-commands
 import { NoMarketError, NotConnectedError, UsageError } from './errors.js'
 import { demoCommand } from './demo.js'
 import { initCommand } from './init.js'
-import { JobCommandError, addJobSpecFlags, jobCancelCommand, jobListCommand, jobLogsCommand, jobResultCommand, jobStatusCommand, jobSubmitCommand } from './job-commands.js'
+import { JobCommandError, addJobSpecFlags, jobCancelCommand, jobListCommand, jobLogsCommand, jobResultCommand, jobStatusCommand, jobSubmitCommand, jobVerifyCommand } from './job-commands.js'
 import { ledgerCommand } from './ledger-command.js'
 import { repairCommand } from './repair-command.js'
 import { runDaemon } from './run-daemon.js'
@@ -101,6 +101,9 @@ export function buildProgram (): Command {
   job.command('cancel').description('cancel a job')
     .argument('<id>', 'job id').option(...DATA_DIR).option('--json', 'print JSON')
     .action(async (id: string, _opts, command: Command) => { await jobCancelCommand(id, command) })
+  job.command('verify').description('re-execute a finished wasm job here and compare with its receipt; publish a fraud proof on a mismatch (exit 1)')
+    .argument('<id>', 'job id').option(...DATA_DIR).option('--json', 'print JSON')
+    .action(async (id: string, _opts, command: Command) => { await jobVerifyCommand(id, command) })
   job.command('list').description('list the jobs this node submitted')
     .option(...DATA_DIR).option('--json', 'print JSON')
     .action(async (_opts, command: Command) => { await jobListCommand(command) })

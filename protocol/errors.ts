@@ -44,7 +44,9 @@ export const RejectReason = {
   /** A fraud proof's receipt of a run that did not end on its own (exit code −1 or 128 + a signal). */
   INCOMPLETE_RUN: 'INCOMPLETE_RUN',
   /** A fraud proof whose receipts do not name at least two different outputs. */
-  NO_CONFLICT: 'NO_CONFLICT'
+  NO_CONFLICT: 'NO_CONFLICT',
+  /** A `wrong-output` fraud proof whose re-execution gave the subject's own output: the proof is false. */
+  REEXECUTION_AGREES: 'REEXECUTION_AGREES'
 } as const
 
 export type RejectReason = typeof RejectReason[keyof typeof RejectReason]

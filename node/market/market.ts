@@ -23,8 +23,9 @@ import type { NodeMetrics } from '../metrics.js'
 import type { NodeStore } from '../storage.js'
 import { AuditLog } from './audit.js'
 import { BudgetRefusal } from '../../protocol/trust/budget.js'
-import { EVIDENCE_KINDS, EvidenceQuota, evidenceSubjects, isRelevant, type EvidenceKind } from '../../protocol/trust/evidence-budget.js'
+import { ALWAYS_RELEVANT_KINDS, EVIDENCE_KINDS, EvidenceQuota, evidenceSubjects, isRelevant, type EvidenceKind } from '../../protocol/trust/evidence-budget.js'
 import { evidenceFromMessage, type EvidenceMessageKind } from '../../protocol/trust/reputation-evidence.js'
+import { Convictions } from '../trust/convictions.js'
 import { MarketGossip, type GossipKind } from './gossip.js'
 import { JobSpecError, buildJobRequest, validateJobSpec, type JobSpecFields } from './job-spec.js'
 import { ledgerView } from './ledger-view.js'
@@ -72,7 +73,8 @@ export class Market {
     readonly gossip: MarketGossip,
     readonly requester: RequesterMarket,
     readonly provider: ProviderMarket,
-    private readonly quota: EvidenceQuota
+    private readonly quota: EvidenceQuota,
+    readonly convictions: Convictions
   ) {}
 
   static async start (options: MarketOptions): Promise<Market> {
@@ -122,7 +124,10 @@ export class Market {
       log: loggers.forComponent('provider'),
       ...(metrics !== undefined ? { metrics } : {}),
     })
-    market = new Market(options, blobs, store, gossip, requester, provider, quota)
+    const convictions = new Convictions({
+      signer: options.signer, node, gossip, store, blobs, requester, dataDir: options.dataDir, now, log: loggers.forComponent('fraud'), maxInputBytes: MAX_INPUT_BYTES
+    })
+    market = new Market(options, blobs, store, gossip, requester, provider, quota, convictions)
     await requester.load()
     // work in flight at the last stop cannot be resumed: its ledger entries say so
     for (const entry of await store.ledger()) {
@@ -176,10 +181,16 @@ export class Market {
   /**
    * Evidence is kept (and relayed) only when it is about a job this node submitted or watched, or
    * a peer it is connected to (or itself), and within its signer's and the store's quota
-   * (protocol/trust/evidence-budget.ts). Market messages pass.
+   * (protocol/trust/evidence-budget.ts). Market messages pass. A fraud proof concerns every node (its
+   * subject may bid on any job) and goes to the verifier within its signer's quota (node/trust/convictions.ts).
    */
-  admitEvidence (message: OpenedMessage<GossipKind>): BudgetRefusal | undefined {
+  admitEvidence (message: OpenedMessage<GossipKind>): string | undefined {
     if (!(EVIDENCE_KINDS as readonly string[]).includes(message.kind)) return undefined
+    if (ALWAYS_RELEVANT_KINDS.includes(message.kind as EvidenceKind)) {
+      const refusal = this.quota.charge(message.signer, message.bytes.byteLength)
+      if (refusal !== undefined || message.kind !== 'fraud-proof') return refusal
+      return this.convictions.take(message as OpenedMessage<'fraud-proof'>)
+    }
     const me = this.options.signer.peerId
     const knows = {
       job: (id: string) => this.audit.watches(id) || this.requester.view(id) !== undefined,
@@ -243,6 +254,7 @@ export class Market {
       '/v1/job/logs': async (query) => found(await this.requester.logs(id(query), Number(query.get('from') ?? 0) || 0), id(query)),
       '/v1/job/result': async (query) => found(this.requester.result(id(query)), id(query)),
       'POST /v1/job/cancel': async (query) => found(await this.requester.cancel(id(query)), id(query)),
+      'POST /v1/job/verify': async (query) => await this.convictions.verifyJob(id(query)),
       '/v1/ledger': async () => await this.ledger(),
       '/v1/audit': async (query) => {
         const results = this.audit.check(id(query))
@@ -257,6 +269,7 @@ export class Market {
     this.options.node.services.exec.onChannel = undefined
     await this.requester.stop()
     await this.provider.stop()
+    await this.convictions.stop()
     this.gossip.stop()
   }
 }

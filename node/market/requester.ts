@@ -186,16 +186,37 @@ export class RequesterMarket implements RequesterShell {
     this.saveReputation()
   }
 
+  /** A verified fraud proof (`proof`: its id) convicts `provider`: the agent never awards it again. */
+  onConvicted (provider: string, proof: string): void {
+    this.agent.handle({ type: 'provider-convicted', now: this.scheduler.now(), provider, proof })
+    this.saveReputation()
+  }
+
+  /** Whether `provider` is convicted in this node's view. */
+  convicted (provider: string): boolean {
+    return this.agent.reputation.convictionOf(provider) !== undefined
+  }
+
+  /** A job of this node with a receipt: its request and the receipt's id, for `job verify`. */
+  verifiable (id: string): { request: SealedMessage<'job-request'>, receipt?: string } | undefined {
+    const active = this.jobs.get(id)
+    if (active === undefined) return undefined
+    return { request: active.request, ...(active.record.receipt !== undefined ? { receipt: active.record.receipt.cid } : {}) }
+  }
+
   /** Read back the reputation view kept before a restart; one that does not load is set aside, with a warning. */
   private async loadReputation (): Promise<void> {
     const snapshot = await this.options.store.getReputation()
-    if (snapshot === undefined) return
-    try {
-      this.agent.reputation.load(snapshot)
-    } catch (err) {
-      this.options.log.warn('the stored reputation view does not load; starting from no history', { error: err })
+    if (snapshot !== undefined) {
+      try {
+        this.agent.reputation.load(snapshot)
+      } catch (err) {
+        this.options.log.warn('the stored reputation view does not load; starting from no history', { error: err })
+      }
     }
     this.reputationSaved = this.agent.reputation.changes
+    // convictions are kept on their own too: one made just before a crash is not lost with the view's last interval
+    for (const c of await this.options.store.convictions()) this.agent.reputation.convict(c.subject, c.proof)
   }
 
   /**

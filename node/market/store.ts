@@ -12,6 +12,9 @@
  *   market-reputation/self               the requester's reputation view (protocol/trust/reputation.ts
  *                                        snapshot, JSON), so scores are the same after a restart; derived
  *                                        data, not journaled: a rebuilt database starts it empty
+ *   market-convictions/<peer id>         a provider this node convicted on a verified fraud proof: the
+ *                                        proof's id (its envelope is in market-envelopes, journaled), read
+ *                                        at start; not journaled itself: a rebuilt database loses it
  *
  * Records are plain JSON; anything signed is kept as its envelope bytes and re-opened (historically)
  * when read, so a record is never trusted beyond what its signatures show.
@@ -29,7 +32,7 @@ type Section = 'requester' | 'provider' | 'ledger'
 type JsonSublevel = ReturnType<typeof jsonSublevel>
 
 /** The database sublevel of a market section: `market-<section>`. */
-export const marketSublevel = (section: Section | 'envelopes' | 'evidence-quota' | 'reputation'): string => `market-${section}`
+export const marketSublevel = (section: Section | 'envelopes' | 'evidence-quota' | 'reputation' | 'convictions'): string => `market-${section}`
 
 function jsonSublevel (db: Level<string, unknown>, name: Section) {
   return db.sublevel<string, unknown>(marketSublevel(name), { valueEncoding: 'json' })
@@ -46,6 +49,7 @@ export class MarketStore {
   private readonly envelopes
   private readonly quota
   private readonly reputation
+  private readonly convicted
   /** The write in flight per key (`<section>/<key>`): the next write to that key waits for it. */
   private readonly writing = new Map<string, Promise<void>>()
   /** Envelopes already journaled (content-addressed: written once, however often they arrive). */
@@ -58,6 +62,20 @@ export class MarketStore {
     this.envelopes = db.sublevel<string, Uint8Array>(marketSublevel('envelopes'), { valueEncoding: 'view' })
     this.quota = db.sublevel<string, number>(marketSublevel('evidence-quota'), { valueEncoding: 'json' })
     this.reputation = db.sublevel<string, unknown>(marketSublevel('reputation'), { valueEncoding: 'json' })
+    this.convicted = db.sublevel<string, { proof: string, at: number }>(marketSublevel('convictions'), { valueEncoding: 'json' })
+  }
+
+  /** Keep a conviction: the proof's envelope, then the subject's entry naming it. */
+  async putConviction (subject: string, proof: string, bytes: Uint8Array, at: number): Promise<void> {
+    await this.putEnvelope(proof, bytes)
+    await this.serially(`convictions/${subject}`, async () => { await this.convicted.put(subject, { proof, at }) })
+  }
+
+  /** Every conviction kept: subject, proof id, when. */
+  async convictions (): Promise<Array<{ subject: string, proof: string, at: number }>> {
+    const out: Array<{ subject: string, proof: string, at: number }> = []
+    for await (const [subject, value] of this.convicted.iterator()) out.push({ subject, ...value })
+    return out
   }
 
   /** Keep the reputation snapshot (one key; the last write wins). */

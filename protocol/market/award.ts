@@ -10,7 +10,9 @@
  *     VRAM or another model than the job asks (HARDWARE), lies outside a strict job's regions (REGION),
  *     promises a start later than maxStartDelaySec after `now` (LATE_START), has a payload CID that
  *     several peers signed (CID_CONFLICT: the award names bids by CID, so a CID must name one
- *     signer), or comes from an excluded provider (EXCLUDED). The same (CID, signer) received twice
+ *     signer), comes from a provider the requester convicted on a fraud proof (CONVICTED; its own view,
+    like reliability: such a bid is never considered, so the award stays auditable), or comes from an
+    excluded provider (EXCLUDED). The same (CID, signer) received twice
  *     counts once. Of several bids from one signer only the lowest price is kept, ties to the lowest CID
  *     string (DUPLICATE_SIGNER): a provider's best offer, chosen without any view so third parties can
  *     check it.
@@ -98,7 +100,9 @@ export const BidRejection = {
   /** The signer has a better bid for this job. */
   DUPLICATE_SIGNER: 'DUPLICATE_SIGNER',
   /** Valid, but ranked beyond MAX_CONSIDERED_BIDS. */
-  CONSIDERED_LIMIT: 'CONSIDERED_LIMIT'
+  CONSIDERED_LIMIT: 'CONSIDERED_LIMIT',
+  /** The signer is convicted in the requester's view (a verified fraud proof, protocol/README.md §5.9). */
+  CONVICTED: 'CONVICTED'
 } as const
 export type BidRejection = typeof BidRejection[keyof typeof BidRejection]
 
@@ -117,6 +121,8 @@ export interface AwardInput {
   rtt?: PeerView
   /** Providers that failed earlier attempts. At most MAX_EXCLUDED_PEERS. */
   excluded?: readonly string[]
+  /** Providers convicted on a fraud proof in the requester's view: their bids are screened out (CONVICTED). */
+  convicted?: (peer: string) => boolean
   /** 1..MAX_AWARD_ATTEMPTS. */
   attempt: number
   /** Decision time, ms since the epoch; the award's issuedAt should be this. */
@@ -229,7 +235,7 @@ function bestPerSigner (bids: readonly AuctionBid[], rejected: RejectedBid[]): M
 }
 
 /** Step 1 of the decision: drop the bids that cannot be considered (see the file comment). */
-export function screenBids (job: AuctionJob, bids: readonly AuctionBid[], excluded: ReadonlySet<string>, now: number): ScreenedBids {
+export function screenBids (job: AuctionJob, bids: readonly AuctionBid[], excluded: ReadonlySet<string>, now: number, convicted?: (peer: string) => boolean): ScreenedBids {
   const rejected: RejectedBid[] = []
   const sound = distinct(bids).filter((bid) => {
     const fault = screenBid(bid, job, now)
@@ -238,7 +244,9 @@ export function screenBids (job: AuctionJob, bids: readonly AuctionBid[], exclud
   })
   const conflicts = conflictingCids(sound)
   const eligible = sound.filter((bid) => {
-    const fault = conflicts.has(bid.cid.toString()) ? BidRejection.CID_CONFLICT : excluded.has(bid.signer) ? BidRejection.EXCLUDED : undefined
+    const fault = conflicts.has(bid.cid.toString())
+      ? BidRejection.CID_CONFLICT
+      : convicted?.(bid.signer) === true ? BidRejection.CONVICTED : excluded.has(bid.signer) ? BidRejection.EXCLUDED : undefined
     if (fault !== undefined) rejected.push(rejection(bid, fault))
     return fault === undefined
   })
@@ -275,6 +283,7 @@ interface DecideCore {
   reliability: PeerView | undefined
   rtt: PeerView | undefined
   excluded: string[]
+  convicted: ((peer: string) => boolean) | undefined
   now: number
   params: ScoringParams
   header: Pick<AwardFields, 'attempt' | 'leaseMs' | 'billingIntervalSec'>
@@ -285,7 +294,7 @@ function decide (input: DecideCore): AwardDecision {
   if (input.bids.length === 0) return { kind: 'none', reason: 'NO_BIDS', detail: 'no bids arrived', rejected: [] }
   const { job, params } = input
   const tier = job.payload.sla.tier
-  const { valid, rejected } = screenBids(job, input.bids, new Set(input.excluded), input.now)
+  const { valid, rejected } = screenBids(job, input.bids, new Set(input.excluded), input.now, input.convicted)
   const ranked = rankBids([...valid.values()].map((bid) => ({
     cid: bid.cid.toString(),
     provider: bid.signer,
@@ -331,6 +340,7 @@ export function decideAward (input: AwardInput): AwardDecision {
     reliability: input.reliability,
     rtt: input.rtt,
     excluded,
+    convicted: input.convicted,
     now: input.now,
     params: input.params ?? defaultScoringParams,
     header: { attempt: input.attempt, leaseMs: input.leaseMs, billingIntervalSec: input.billingIntervalSec }
@@ -470,6 +480,7 @@ export function verifyAward (award: AwardToCheck, input: VerifyInput): AwardChec
     reliability: input.reliability,
     rtt: input.rtt,
     excluded: sortedUnique(award.excluded),
+    convicted: undefined,
     now: input.now ?? award.issuedAt as number,
     params: input.params ?? defaultScoringParams,
     header: { attempt: award.attempt, leaseMs: award.leaseMs, billingIntervalSec: award.billingIntervalSec }

@@ -49,6 +49,8 @@ export type RequesterAgentEvent =
   | (JobEventBase & { type: 'cancel' })
   /** A `wake` came due (or any time: deadlines due by `now` are handled). Without `job`: every job. */
   | { type: 'tick', now: number, job?: string }
+  /** A fraud proof against `provider` was verified (`proof`: its id): convicted, never awarded again. */
+  | { type: 'provider-convicted', now: number, provider: string, proof: string }
 
 export type RequesterAgentEffect =
   | { type: 'publish-job', job: string }

@@ -82,6 +82,7 @@ export class RequesterAgent {
         })
         break
       case 'award-sealed': this.withJob(event.job, out, (job) => { this.onAwardSealed(job, event) }); break
+      case 'provider-convicted': this.onConvicted(event); break
       default: this.withAttempt(event, out)
     }
     return out
@@ -176,6 +177,11 @@ export class RequesterAgent {
     job.bids.set(cid, e.bid)
     job.bidViews.push({ cid, provider: e.bid.signer, price: e.bid.payload.price, model: e.model, region: e.region })
     out.push(note(job, 'bid', `bid ${credits(e.bid.payload.price)}/GPU-h (${e.model}, ${e.region})`, e.bid.signer))
+  }
+
+  /** A verified fraud proof: the provider scores 0 and decideAward screens its bids out (CONVICTED). */
+  private onConvicted (e: Extract<RequesterAgentEvent, { type: 'provider-convicted' }>): void {
+    this.reputation.convict(e.provider, e.proof)
   }
 
   private onAwardSealed (job: AgentJob, e: Extract<RequesterAgentEvent, { type: 'award-sealed' }>): void {
@@ -363,6 +369,7 @@ export class RequesterAgent {
         bids,
         reliability: (peer) => this.reputation.reliability(peer, now),
         excluded: exclude,
+        convicted: (peer) => this.reputation.convictionOf(peer) !== undefined,
         attempt: job.state.attempt + 1,
         now,
         leaseMs: job.state.config.leaseMs,

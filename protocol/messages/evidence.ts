@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { MAX_JOB_GPUS } from '../limits.js'
+import { MAX_JOB_FILES, MAX_JOB_GPUS } from '../limits.js'
 import { bytes, cborCid as cid, gpuUuid, header, nonce, peerId, slug, text, timestampMs, uint } from './common.js'
 
 /** Signed envelopes carried inside another message, up to the largest award (32 KiB). */
@@ -79,20 +79,31 @@ export const probeResultSchema = z.strictObject({
   detail: text(256).optional()
 })
 
+/** The kinds of fraud proof (protocol/README.md §5.9). */
+export const fraudProofKinds = ['conflicting-receipts', 'wrong-output'] as const
+
 /**
- * Two or more receipts signed by `subject` for the same deterministic job and inputs with different
- * outputs. Self-contained: any node can check it without asking anyone (protocol/trust/fraud-proof.ts).
+ * Evidence that `subject` signed a wrong result of a deterministic job (protocol/trust/fraud-proof.ts).
  * Layout 2 (payload type 0x3f670f; 0x3f670c, layout 1 without `request`, is retired): the job request
  * rides along, because a verifier needs it to know that the job is deterministic and which inputs it has.
+ * - `conflicting-receipts`: two to five receipts of the subject for the job naming different outputs;
+ *   self-contained, any node checks it without asking anyone.
+ * - `wrong-output`: exactly one receipt of the subject; a verifier re-executes the job and convicts
+ *   when its own output differs. `inputs` optionally carries the job's input blobs (the bytes of each
+ *   `workload.inputs[i].cid`, in that order); without them the verifier fetches them by CID.
+ * The `wrong-output` kind and `inputs` were added to layout 2 (additive: a verifier that knows only
+ * `conflicting-receipts` refuses the other kind value, INVALID_FIELD).
  */
 export const fraudProofSchema = z.strictObject({
   ...header,
   subject: peerId,
   job: cid,
-  kind: z.literal('conflicting-receipts'),
+  kind: z.enum(fraudProofKinds),
   /** The complete signed job-request envelope whose payload CID is `job`. */
   request: embeddedRequest,
-  receipts: z.array(embeddedReceipt).min(2).max(5)
+  receipts: z.array(embeddedReceipt).min(1).max(5),
+  /** wrong-output only: the bytes of the job's inputs, in its order (within the envelope's limit). */
+  inputs: z.array(bytes(0, 152 * 1024)).max(MAX_JOB_FILES).optional()
 })
 
 export type FailureReport = z.infer<typeof failureReportSchema>
@@ -101,3 +112,4 @@ export type HardwareAttestation = z.infer<typeof attestationSchema>
 export type ProbeResult = z.infer<typeof probeResultSchema>
 export type ConfidentialEvidence = z.infer<typeof confidentialEvidenceSchema>
 export type FraudProof = z.infer<typeof fraudProofSchema>
+export type FraudProofKind = typeof fraudProofKinds[number]

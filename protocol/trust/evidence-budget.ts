@@ -16,6 +16,12 @@ export const EVIDENCE_BYTES_TOTAL = 256 * 1024 * 1024
 export const EVIDENCE_KINDS = ['receipt', 'failure-report', 'attestation', 'probe-result', 'fraud-proof'] as const satisfies readonly Kind[]
 export type EvidenceKind = typeof EVIDENCE_KINDS[number]
 
+/**
+ * Kinds a node takes whatever they concern (still within the quotas): a fraud proof's subject may bid
+ * on any node's next job, and the proof is verified, or re-executed, before it counts (§5.9).
+ */
+export const ALWAYS_RELEVANT_KINDS: readonly EvidenceKind[] = ['fraud-proof']
+
 /** What a piece of evidence is about: the jobs and peers it names (its signer among them only where it speaks of itself). */
 export interface EvidenceSubjects {
   jobs: string[]

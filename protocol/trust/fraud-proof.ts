@@ -33,11 +33,11 @@ export function completedRun (receipt: OpenedMessage<'receipt'>): boolean {
 }
 
 /** The job's input CIDs, in its order: what every receipt of it must list. */
-function jobInputs (job: JobRequest): CID[] {
+export function jobInputs (job: JobRequest): CID[] {
   return job.workload.inputs.map((input) => input.cid)
 }
 
-function sameCids (a: readonly CID[], b: readonly CID[]): boolean {
+export function sameCids (a: readonly CID[], b: readonly CID[]): boolean {
   return a.length === b.length && a.every((cid, i) => bytesEqual(cid.bytes, (b[i] as CID).bytes))
 }
 
@@ -53,7 +53,7 @@ export interface VerifiedFraudProof {
 }
 
 /** Open an embedded envelope with the historical option; its reason is kept, its path names the field. */
-function openEmbedded<K extends 'receipt' | 'job-request'> (bytes: Uint8Array, kind: K, path: string, options: OpenOptions): OpenedMessage<K> {
+export function openEmbedded<K extends 'receipt' | 'job-request'> (bytes: Uint8Array, kind: K, path: string, options: OpenOptions): OpenedMessage<K> {
   try {
     return openMessage(bytes, kind, { now: options.now, historical: true, ...(options.ed25519 !== undefined ? { ed25519: options.ed25519 } : {}) })
   } catch (err) {
@@ -63,20 +63,32 @@ function openEmbedded<K extends 'receipt' | 'job-request'> (bytes: Uint8Array, k
 }
 
 /**
+ * The rules a receipt of the subject must pass in any fraud proof (spec §5.9 step 5): signed by the
+ * subject, for the job, with the job's inputs, a run that ended on its own.
+ */
+export function checkSubjectReceipt (subject: string, job: CID, inputs: readonly CID[], receipt: OpenedMessage<'receipt'>, path: string): void {
+  if (receipt.signer !== subject) reject(RejectReason.NOT_BY_SUBJECT, `${path} was signed by ${receipt.signer}, not by the subject ${subject}`, path)
+  if (!receipt.payload.job.equals(job)) reject(RejectReason.EMBEDDED_MISMATCH, `${path} is a receipt for ${receipt.payload.job.toString()}, not ${String(job)}`, path)
+  if (!sameCids(receipt.payload.inputs, inputs)) reject(RejectReason.INPUTS_MISMATCH, `${path} lists other inputs than the job's`, `${path}.inputs`)
+  if (!completedRun(receipt)) reject(RejectReason.INCOMPLETE_RUN, `${path} ended with exit code ${receipt.payload.exitCode}`, `${path}.exitCode`)
+}
+
+/** Spec §5.9 steps 3–4: the embedded request is the proof's job, and that job is deterministic. */
+export function checkProofRequest (job: CID, request: OpenedMessage<'job-request'>): void {
+  if (!request.cid.equals(job)) reject(RejectReason.EMBEDDED_MISMATCH, `the proof is for ${String(job)} but embeds the request ${request.cid.toString()}`, 'request')
+  if (!isDeterministic(request.payload)) reject(RejectReason.NOT_DETERMINISTIC, `a ${request.payload.workload.executor} job may give different outputs on honest runs`, 'request')
+}
+
+/**
  * The rules of the spec's "Checking a fraud proof", steps 2–7, on an opened job request and opened
  * receipts (shared by the builder, so a node never publishes a proof that others would refuse).
  */
 function checkConflict (subject: string, job: CID, request: OpenedMessage<'job-request'>, receipts: ReadonlyArray<OpenedMessage<'receipt'>>): CID[] {
-  if (!request.cid.equals(job)) reject(RejectReason.EMBEDDED_MISMATCH, `the proof is for ${String(job)} but embeds the request ${request.cid.toString()}`, 'request')
-  if (!isDeterministic(request.payload)) reject(RejectReason.NOT_DETERMINISTIC, `a ${request.payload.workload.executor} job may give different outputs on honest runs`, 'request')
+  checkProofRequest(job, request)
   const inputs = jobInputs(request.payload)
   const outputs = new Map<string, CID>()
   receipts.forEach((receipt, i) => {
-    const path = `receipts.${i}`
-    if (receipt.signer !== subject) reject(RejectReason.NOT_BY_SUBJECT, `${path} was signed by ${receipt.signer}, not by the subject ${subject}`, path)
-    if (!receipt.payload.job.equals(job)) reject(RejectReason.EMBEDDED_MISMATCH, `${path} is a receipt for ${receipt.payload.job.toString()}, not ${String(job)}`, path)
-    if (!sameCids(receipt.payload.inputs, inputs)) reject(RejectReason.INPUTS_MISMATCH, `${path} lists other inputs than the job's`, `${path}.inputs`)
-    if (!completedRun(receipt)) reject(RejectReason.INCOMPLETE_RUN, `${path} ended with exit code ${receipt.payload.exitCode}`, `${path}.exitCode`)
+    checkSubjectReceipt(subject, job, inputs, receipt, `receipts.${i}`)
     outputs.set(receipt.payload.outputs.toString(), receipt.payload.outputs)
   })
   if (outputs.size < 2) reject(RejectReason.NO_CONFLICT, `the receipts name ${outputs.size} output`, 'receipts')
@@ -90,6 +102,8 @@ function checkConflict (subject: string, job: CID, request: OpenedMessage<'job-r
  */
 export function verifyFraudProof (proof: Uint8Array | Pick<OpenedMessage<'fraud-proof'>, 'payload'>, options: OpenOptions): VerifiedFraudProof {
   const payload: FraudProof = proof instanceof Uint8Array ? openMessage(proof, 'fraud-proof', options).payload : proof.payload
+  if (payload.kind !== 'conflicting-receipts') reject(RejectReason.INVALID_FIELD, `a ${payload.kind} proof is checked by re-execution (checkWrongOutput)`, 'kind')
+  if (payload.inputs !== undefined) reject(RejectReason.INVALID_FIELD, 'a conflicting-receipts proof carries no inputs', 'inputs')
   const request = openEmbedded(payload.request, 'job-request', 'request', options)
   const receipts = payload.receipts.map((bytes, i) => openEmbedded(bytes, 'receipt', `receipts.${i}`, options))
   const outputs = checkConflict(payload.subject, payload.job, request, receipts)

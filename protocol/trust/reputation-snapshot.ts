@@ -14,6 +14,8 @@ export interface ReputationSnapshot {
   clock: number
   dropped: number
   pairs: SnapshotPair[]
+  /** Convicted subjects and the id of the fraud proof that convicted each (absent when none). */
+  convicted?: Array<[string, string]>
 }
 
 /** A snapshot that is not one, or another node's. */
@@ -45,5 +47,11 @@ export function loadSnapshot (value: unknown, self: string): ReputationSnapshot 
     if (!isWeight(ok) || !isWeight(failed)) bad(`pairs[${i}]`, 'expected weights ≥ 0')
     if (!isCount(at) || !isCount(okCount) || !isCount(failedCount)) bad(`pairs[${i}]`, 'expected a time and counts ≥ 0')
   })
+  if (s.convicted !== undefined) {
+    if (!Array.isArray(s.convicted)) bad('convicted', 'expected an array')
+    s.convicted.forEach((c: unknown, i) => {
+      if (!Array.isArray(c) || c.length !== 2 || !isPeer(c[0]) || c[0] === self || typeof c[1] !== 'string' || c[1] === '') bad(`convicted[${i}]`, 'expected [subject, proof id]')
+    })
+  }
   return s as ReputationSnapshot
 }

@@ -17,6 +17,9 @@
  * would exceed a subject's cap displaces the least trusted one only when it is trusted more; one that
  * would exceed its own cap displaces its lightest pair; past the global cap others' new pairs are dropped.
  *
+ * A conviction (a verified fraud proof, protocol/README.md §5.9) is final: the subject scores 0 whatever
+ * else is known, and its own reports weigh nothing. Convictions are kept in snapshots.
+ *
  * `explain` gives what the score is made of as plain data; `snapshot`/`load` carry the store across a
  * restart and give back bit-identical scores (the pairs keep their order, and the trust computation
  * depends only on it).
@@ -48,6 +51,8 @@ export interface ReputationExplanation {
   score: number
   /** False when no one has reported anything about the subject (the score is then the prior). */
   known: boolean
+  /** The id (payload CID) of the fraud proof that convicted the subject; its score is then 0. */
+  convicted?: string
 }
 
 const TOP_REPORTERS = 5
@@ -65,6 +70,8 @@ export class ReputationStore {
   private lastMass: TrustMass = new Map()
   private latest = 0
   private droppedRecords = 0
+  /** Convicted subjects → the id of the proof that convicted each, in conviction order. */
+  private readonly convictions = new Map<string, string>()
 
   constructor (readonly self: string, params: Partial<ReputationParams> = {}) {
     this.params = createReputationParams(params)
@@ -78,6 +85,22 @@ export class ReputationStore {
   /** Records refused for a cap since the store began (kept across snapshots). */
   get dropped (): number {
     return this.droppedRecords
+  }
+
+  /**
+   * Convict `subject` on the verified fraud proof `proof` (its id): its score is 0 from now on.
+   * Returns false when it was already convicted (the first proof is kept).
+   */
+  convict (subject: string, proof: string): boolean {
+    if (subject === this.self || subject === '' || this.convictions.has(subject)) return false
+    this.convictions.set(subject, proof)
+    this.version++
+    return true
+  }
+
+  /** The id of the proof that convicted `subject`, or undefined. */
+  convictionOf (subject: string): string | undefined {
+    return this.convictions.get(subject)
   }
 
   /** Pairs held (own and others'), subjects and reporters. */
@@ -108,7 +131,7 @@ export class ReputationStore {
 
   /** 0..1, or undefined for a subject no one has reported anything about. */
   reliability (subject: string, now = this.latest): number | undefined {
-    return this.bySubject.has(subject) ? this.score(subject, now) : undefined
+    return this.bySubject.has(subject) || this.convictions.has(subject) ? this.score(subject, now) : undefined
   }
 
   /** This node's own plain counts for `subject`, or undefined when it has none. */
@@ -151,8 +174,9 @@ export class ReputationStore {
     others.top.length = Math.min(others.top.length, TOP_REPORTERS)
     const ok = own.ok + others.ok
     const failed = own.failed + others.failed
-    const score = (ok + priorMean * priorWeight) / (ok + failed + priorWeight)
-    return { subject, now, own, others, prior: { mean: priorMean, weight: priorWeight }, score, known: reports !== undefined }
+    const convicted = this.convictions.get(subject)
+    const score = convicted !== undefined ? 0 : (ok + priorMean * priorWeight) / (ok + failed + priorWeight)
+    return { subject, now, own, others, prior: { mean: priorMean, weight: priorWeight }, score, known: reports !== undefined || convicted !== undefined, ...(convicted !== undefined ? { convicted } : {}) }
   }
 
   /** Grows with every change of the contents (an add, a load): a shell saves a snapshot when it moved. */
@@ -164,13 +188,15 @@ export class ReputationStore {
   snapshot (): ReputationSnapshot {
     const pairs: ReputationSnapshot['pairs'] = []
     for (const p of this.pairs.values()) pairs.push([p.signer, p.subject, p.ok, p.failed, p.at, p.okCount, p.failedCount])
-    return { v: 1, self: this.self, clock: this.latest, dropped: this.droppedRecords, pairs }
+    return { v: 1, self: this.self, clock: this.latest, dropped: this.droppedRecords, pairs, ...(this.convictions.size > 0 ? { convicted: [...this.convictions] } : {}) }
   }
 
   /** Replace the contents with a snapshot's. Throws InvalidReputationSnapshotError (and changes nothing) for a bad one. */
   load (snapshot: unknown): void {
     const s = loadSnapshot(snapshot, this.self)
     this.pairs.clear()
+    this.convictions.clear()
+    for (const [subject, proof] of s.convicted ?? []) this.convictions.set(subject, proof)
     this.bySubject.clear()
     this.bySigner.clear()
     this.othersPairs = 0
@@ -200,7 +226,7 @@ export class ReputationStore {
 
   private weightOf (mass: TrustMass, reporter: string): number {
     const t = mass.get(reporter)
-    if (t === undefined) return 0
+    if (t === undefined || this.convictions.has(reporter)) return 0
     return Math.min(this.params.reporterWeightCap, t / (mass.get(this.self) as number))
   }
 

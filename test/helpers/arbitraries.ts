@@ -145,8 +145,8 @@ export const payloads: { [K in Kind]: fc.Arbitrary<PayloadOf<K>> } = {
     subject: peerId, nonce, kind: fc.constantFrom('ping' as const, 'capability' as const, 'freivalds-matmul' as const), ok: fc.boolean(), durationMs: small
   }, { rttMs: small, size: small, device: fc.constantFrom('cpu' as const, 'gpu' as const), model: slug, expectedMs: small, detail: text(256) })),
   'fraud-proof': withHeader('fraud-proof', obj({
-    subject: peerId, job: cid, kind: fc.constant('conflicting-receipts' as const), request: bytes(256), receipts: fc.array(bytes(64), { minLength: 2, maxLength: 5 })
-  })),
+    subject: peerId, job: cid, kind: fc.constantFrom('conflicting-receipts' as const, 'wrong-output' as const), request: bytes(256), receipts: fc.array(bytes(64), { minLength: 1, maxLength: 5 })
+  }, { inputs: fc.array(bytes(64), { maxLength: 3 }) })),
   'auction-round': withHeader('auction-round', obj({
     job: cid, round: fc.integer({ min: 2, max: 64 }), attempt: fc.integer({ min: 1, max: 16 }), excluded: fc.array(peerId, { maxLength: 3 }), request: bytes(256)
   })),

@@ -26,9 +26,12 @@ export class DaemonProcess {
     running.add(this)
   }
 
-  /** Start `gpumesh <args>` and wait until it prints "press Ctrl+C to stop" (or exits). */
-  static async start (args: string[], dataDir: string, options: { env?: NodeJS.ProcessEnv, timeoutMs?: number } = {}): Promise<DaemonProcess> {
-    const child = spawn(process.execPath, [BIN, ...args, '--data-dir', dataDir], {
+  /**
+   * Start `gpumesh <args>` and wait until it prints "press Ctrl+C to stop" (or exits). `bin`: another
+   * entry point than dist/cli/bin.js that runs the same CLI (a test fixture wrapping a part of it).
+   */
+  static async start (args: string[], dataDir: string, options: { env?: NodeJS.ProcessEnv, timeoutMs?: number, bin?: string } = {}): Promise<DaemonProcess> {
+    const child = spawn(process.execPath, [options.bin ?? BIN, ...args, '--data-dir', dataDir], {
       env: { ...process.env, ...options.env },
       stdio: ['ignore', 'pipe', 'pipe']
     })

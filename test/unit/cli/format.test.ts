@@ -29,6 +29,10 @@ describe('CLI formatting', () => {
 describe('reputationText', () => {
   const base = { score: 0.25, own: { okCount: 0, failedCount: 0 }, others: { reporters: 0, trusted: 0 }, known: false }
 
+  it('says CONVICTED with the proof id, whatever else is known', () => {
+    assert.equal(reputationText({ ...base, score: 0, known: true, own: { okCount: 3, failedCount: 0 }, convicted: 'bafyproof' }), 'CONVICTED (fraud proof bafyproof; never awarded)')
+  })
+
   it('says a provider with no history scores the prior', () => {
     assert.equal(reputationText(base), '0.25 (no history: the prior)')
   })

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { BudgetRefusal } from '../../../../protocol/trust/budget.js'
-import { EVIDENCE_BYTES_PER_SIGNER, EvidenceQuota, evidenceSubjects, isRelevant } from '../../../../protocol/trust/evidence-budget.js'
+import { ALWAYS_RELEVANT_KINDS, EVIDENCE_BYTES_PER_SIGNER, EVIDENCE_KINDS, EvidenceQuota, evidenceSubjects, isRelevant } from '../../../../protocol/trust/evidence-budget.js'
 
 const id = (s: string): { toString: () => string } => ({ toString: () => s })
 const knows = (jobs: string[], peers: string[]) => ({ job: (j: string) => jobs.includes(j), peer: (p: string) => peers.includes(p) })
@@ -20,6 +20,12 @@ describe('evidence relevance (protocol/trust/evidence-budget.ts)', () => {
     assert.equal(isRelevant(report, knows([], ['prov'])), true)
     assert.equal(isRelevant(report, knows(['job-2'], ['stranger'])), false)
     assert.equal(isRelevant(report, knows([], [])), false)
+  })
+})
+
+describe('kinds taken whatever they concern', () => {
+  it('only fraud proofs: a stranger\'s failure report about a stranger is still not kept', () => {
+    assert.deepEqual(EVIDENCE_KINDS.filter((k) => ALWAYS_RELEVANT_KINDS.includes(k)), ['fraud-proof'])
   })
 })
 

@@ -1,0 +1,121 @@
+/**
+ * The node's side of fraud proofs (protocol/README.md §5.9, issue 11), between the market's gossip and
+ * its requester: proofs heard on the evidence topic go to the FraudVerifier; a verified one convicts
+ * its subject — kept in the store (it survives a restart), handed to the requester agent (score 0,
+ * never awarded again) and republished once when gossip did not relay it. `verifyJob` serves
+ * `gpumesh job verify`: re-execute one of this node's finished jobs and, on a mismatch, sign, keep and
+ * publish a `wrong-output` proof.
+ */
+import { join } from 'node:path'
+import { peerIdFromString } from '@libp2p/peer-id'
+import { toString as toHex } from 'uint8arrays/to-string'
+import type { Signer } from '../../crypto/index.js'
+import { EVIDENCE_TOPIC, type OpenedMessage } from '../../protocol/index.js'
+import { ApiError } from '../api/server.js'
+import type { BlobStore } from '../blobs/store.js'
+import type { GpumeshLibp2p } from '../libp2p.js'
+import type { Logger } from '../logger.js'
+import type { MarketGossip } from '../market/gossip.js'
+import { InputError } from '../market/provider-io.js'
+import type { RequesterMarket } from '../market/requester.js'
+import type { MarketStore } from '../market/store.js'
+import { FraudVerifier, type Conviction, type ProofRefusal } from './fraud-verifier.js'
+import { verifyJobByReexecution } from './job-verify.js'
+import { ReexecutionError } from './reexecute.js'
+
+export interface ConvictionsOptions {
+  signer: Signer
+  node: GpumeshLibp2p
+  gossip: MarketGossip
+  store: MarketStore
+  blobs: BlobStore
+  requester: RequesterMarket
+  dataDir: string
+  now: () => number
+  log: Logger
+  maxInputBytes: number
+}
+
+/** What `gpumesh job verify` gets back (the API's JSON). */
+export interface JobVerifyView {
+  job: string
+  provider: string
+  verified: boolean
+  receiptOutputs: string
+  reexecutedOutputs: string
+  /** The wrong-output proof published on a mismatch: its id and envelope (hex). */
+  proof?: { id: string, kind: 'wrong-output', envelope: string }
+}
+
+export class Convictions {
+  readonly verifier: FraudVerifier
+
+  constructor (private readonly options: ConvictionsOptions) {
+    const tmpRoot = join(options.dataDir, 'work', 'reexecute')
+    this.verifier = new FraudVerifier({
+      now: options.now,
+      log: options.log,
+      blobs: options.blobs,
+      fetch: async (peer, cid, maxBytes, signal) => await options.node.services.blob.fetch(peerIdFromString(peer), cid, { maxBytes, signal }),
+      convicted: (subject) => options.requester.convicted(subject),
+      onConvicted: (c) => { void this.convict(c) },
+      maxInputBytes: options.maxInputBytes,
+      reexecute: { tmpRoot }
+    })
+  }
+
+  /** A fraud proof from gossip (opened and within quota): undefined to relay it, else why not now. */
+  take (message: OpenedMessage<'fraud-proof'>): ProofRefusal | undefined {
+    return this.verifier.take(message)
+  }
+
+  /** Act on a verified proof, once per subject; never throws. */
+  async convict (c: Conviction): Promise<void> {
+    const { log, requester, store, gossip, now } = this.options
+    if (requester.convicted(c.subject)) return
+    requester.onConvicted(c.subject, c.proof)
+    log.warn('provider convicted on a fraud proof', { subject: c.subject, proof: c.proof, kind: c.message.payload.kind })
+    await store.putConviction(c.subject, c.proof, c.message.bytes, now()).catch((err: unknown) => {
+      log.error('cannot keep a conviction', { subject: c.subject, error: err })
+    })
+    if (!c.relayed) {
+      await gossip.publish(c.message, [EVIDENCE_TOPIC]).catch((err: unknown) => {
+        log.warn('republishing a fraud proof failed', { proof: c.proof, error: err })
+      })
+    }
+  }
+
+  /** `POST /v1/job/verify?id=`: re-execute the job and compare with its receipt. */
+  async verifyJob (id: string): Promise<JobVerifyView> {
+    const job = this.options.requester.verifiable(id)
+    if (job === undefined) throw new ApiError(404, 'NO_SUCH_JOB', `no job ${id} was submitted from this node`)
+    const receipt = job.receipt === undefined ? undefined : await this.options.store.getEnvelope(job.receipt)
+    if (receipt === undefined) throw new ApiError(409, 'NO_RECEIPT', `job ${id} has no receipt to verify yet`)
+    let result
+    try {
+      result = await verifyJobByReexecution(job.request, receipt, {
+        signer: this.options.signer,
+        blobs: this.options.blobs,
+        now: this.options.now,
+        maxInputBytes: this.options.maxInputBytes,
+        reexecute: { tmpRoot: join(this.options.dataDir, 'work', 'reexecute') }
+      })
+    } catch (err) {
+      if (err instanceof ReexecutionError) throw new ApiError(409, 'NOT_REEXECUTABLE', err.message)
+      if (err instanceof InputError) throw new ApiError(409, 'NO_INPUTS', err.message)
+      throw err
+    }
+    const { proof, ...view } = result
+    if (proof === undefined) return view
+    // convicted here once; the proof is published on every mismatch found (a peer that missed it gets another chance)
+    await this.convict({ subject: result.provider, proof: proof.cid.toString(), message: proof, relayed: true })
+    await this.options.gossip.publish(proof, [EVIDENCE_TOPIC]).catch((err: unknown) => {
+      this.options.log.warn('publishing a fraud proof failed', { proof: proof.cid.toString(), error: err })
+    })
+    return { ...view, proof: { id: proof.cid.toString(), kind: 'wrong-output', envelope: toHex(proof.bytes, 'base16') } }
+  }
+
+  async stop (): Promise<void> {
+    await this.verifier.stop()
+  }
+}

@@ -1,0 +1,136 @@
+import assert from 'node:assert/strict'
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import wabt from 'wabt'
+import type { FindResult } from '../../node/discovery.js'
+import type { JobView } from '../../node/market/views.js'
+import type { JobVerifyView } from '../../node/trust/convictions.js'
+import { DaemonProcess, LOCAL_FLAGS, eventually, killAll, waitUntilAnnounced } from '../helpers/processes.js'
+
+const HERE = dirname(fileURLToPath(import.meta.url))
+/** dist/test/fixtures/cheating-provider.js: `gpumesh` with a wasm executor that alters outputs. */
+const CHEATER_BIN = join(HERE, '..', 'fixtures', 'cheating-provider.js')
+/** The wasm test module (a tiny busybox), in the source tree. */
+const BOX_WAT = join(HERE, '..', '..', '..', 'test', 'fixtures', 'wasm', 'box.wat')
+
+/**
+ * Issue 11's fraud-proof test with real daemons, each a separate process over TCP on 127.0.0.1: a
+ * requester, an honest provider, a cheating provider (a real daemon whose wasm executor alters every
+ * output; the daemon has no cheat switch, the fixture wraps the executor) and a third node that never
+ * dealt with the cheater. The requester's job lands on the cheater (lower price floor); `job verify`
+ * re-executes it, publishes a wrong-output fraud proof and exits 1; the third node re-executes the proof,
+ * convicts the cheater (`providers --json` names the proof) and awards its next job to the honest
+ * provider although the cheater bids lower. With replicate 2 (h/replicate) the requester's own
+ * tie-break would find the mismatch; only `runJob`'s spec and the verify step change then.
+ */
+describe('fraud proofs between real daemons: a wrong output is caught, the proof spreads, a third node refuses the cheater', function () {
+  this.timeout(240_000)
+  let root: string
+  let honest: DaemonProcess
+  let cheater: DaemonProcess
+  let requester: DaemonProcess
+  let third: DaemonProcess
+  let honestId: string
+  let cheaterId: string
+  let jobFile: string
+  let bootstrapAddr: string
+
+  const node = (args: string[], name: string, bootstrap: string, bin?: string): Promise<DaemonProcess> =>
+    DaemonProcess.start(['node', 'start', ...LOCAL_FLAGS, '--log-level', 'warn', '--bootstrap', bootstrap, '--no-detect-gpus', ...args], join(root, name), { timeoutMs: 60_000, ...(bin !== undefined ? { bin } : {}) })
+
+  before(async () => {
+    root = await mkdtemp(join(tmpdir(), 'gpumesh-e2e-fraud-'))
+    const work = join(root, 'work')
+    await mkdir(work, { recursive: true })
+    const module = (await wabt()).parseWat('box.wat', await readFile(BOX_WAT, 'utf8'))
+    try { module.validate(); await writeFile(join(work, 'box.wasm'), module.toBinary({}).buffer) } finally { module.destroy() }
+    jobFile = join(work, 'job.yaml')
+    await writeFile(jobFile, [
+      'executor: wasm',
+      'command: [box.wasm, write, out.txt, "the right answer"]',
+      'inputs: [box.wasm]',
+      'outputs: [out.txt]',
+      'gpus: 1',
+      'maxPrice: 2',
+      'bidWindow: 1500ms',
+      'maxRuntime: 60s',
+      ''
+    ].join('\n'))
+    const bootstrap = await DaemonProcess.start(['bootstrap', ...LOCAL_FLAGS, '--log-level', 'warn'], join(root, 'bootstrap'))
+    const addr = bootstrap.addresses()[0] as string
+    bootstrapAddr = addr
+    ;[honest, cheater, requester, third] = await Promise.all([
+      node(['--declare-gpu', 'NVIDIA L40S:46068x1', '--region', 'eu-west', '--price-floor', '1.5'], 'honest', addr),
+      node(['--declare-gpu', 'NVIDIA L40S:46068x1', '--region', 'eu-west', '--price-floor', '0.8'], 'cheater', addr, CHEATER_BIN),
+      node(['--no-sell'], 'requester', addr),
+      node(['--no-sell'], 'third', addr)
+    ])
+    honestId = (await waitUntilAnnounced(honest)).peerId
+    cheaterId = (await waitUntilAnnounced(cheater)).peerId
+  })
+
+  after(async () => {
+    await killAll()
+    if (root !== undefined) await rm(root, { recursive: true, force: true })
+  })
+
+  /** Submit the wasm job from `d` and wait until it settles. */
+  async function runJob (d: DaemonProcess): Promise<JobView> {
+    const submitted = await d.cli(['job', 'submit', '--file', jobFile, '--wait', '--json'], 90_000)
+    assert.equal(submitted.code, 0, `${submitted.stdout}\n${submitted.stderr}`)
+    const view = JSON.parse(submitted.stdout) as JobView
+    assert.equal(view.status, 'settled', view.reason)
+    return view
+  }
+
+  it('the cheater wins the requester\'s job by price; job verify re-executes, publishes a wrong-output proof and exits 1', async () => {
+    const view = await runJob(requester)
+    assert.equal(view.award?.provider, cheaterId)
+    // its outputs agree with its own manifest: nothing but re-execution shows the lie
+    assert.equal(view.receipt?.outputsValid, true)
+    const verify = await requester.cli(['job', 'verify', view.id], 120_000)
+    assert.equal(verify.code, 1, `${verify.stdout}\n${verify.stderr}`)
+    assert.match(verify.stdout, new RegExp(`WRONG OUTPUT — provider ${cheaterId}`))
+    assert.match(verify.stdout, /fraud proof bafy\w+ \(wrong-output\) published/)
+    const json = await requester.cli(['job', 'verify', view.id, '--json'], 120_000)
+    assert.equal(json.code, 1)
+    const result = JSON.parse(json.stdout) as JobVerifyView
+    assert.equal(result.verified, false)
+    assert.notEqual(result.receiptOutputs, result.reexecutedOutputs)
+    assert.equal(result.provider, cheaterId)
+    assert.ok(result.proof !== undefined)
+  })
+
+  it('the third node, which never dealt with the cheater, convicts it from the proof and awards its next job to the honest provider', async () => {
+    const convicted = await eventually('the third node to convict the cheater', async () => {
+      const found = await third.json<FindResult>(['providers'])
+      const entry = found.providers.find((p) => p.peerId === cheaterId)
+      return entry?.reputation?.convicted
+    }, 120_000, 1000)
+    assert.match(convicted, /^bafy/)
+    const human = await third.cli(['providers'])
+    assert.match(human.stdout, new RegExp(`${cheaterId}.*CONVICTED`))
+    const view = await runJob(third)
+    assert.equal(view.award?.provider, honestId)
+    const cheaterBid = view.bids.find((b) => b.provider === cheaterId)
+    assert.ok(cheaterBid !== undefined, `the cheater bid: ${JSON.stringify(view.bids)}`)
+    assert.ok(cheaterBid.price < (view.bids.find((b) => b.provider === honestId)?.price ?? 0))
+    assert.equal(cheaterBid.rejected, 'CONVICTED')
+    // and the honest provider's output re-executes to the same bytes
+    const verify = await third.cli(['job', 'verify', view.id], 120_000)
+    assert.equal(verify.code, 0, `${verify.stdout}\n${verify.stderr}`)
+    assert.match(verify.stdout, /verified by re-execution/)
+  })
+
+  it('the conviction survives a restart of the third node', async () => {
+    assert.equal(await third.stop(), 0)
+    third = await DaemonProcess.start(['node', 'start', ...LOCAL_FLAGS, '--log-level', 'warn', '--bootstrap', bootstrapAddr, '--no-sell', '--no-detect-gpus'], third.dataDir, { timeoutMs: 60_000 })
+    const found = await eventually('the restarted node to list the cheater', async () => {
+      const r = await third.json<FindResult>(['providers'])
+      return r.providers.find((p) => p.peerId === cheaterId)
+    }, 60_000, 1000)
+    assert.match(found.reputation?.convicted ?? '', /^bafy/)
+  })
+})
