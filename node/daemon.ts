@@ -238,7 +238,7 @@ export class Daemon {
       now: this.now,
       log: loggers.forComponent('prober'),
       record: (evidence) => { market.requester.onEvidence(evidence) },
-      keep: async (result) => { await market.store.putEvidence(result.cid.toString(), this.identity.peerId, result.bytes) },
+      keep: async (result) => { await market.store.putEnvelope(result.cid.toString(), result.bytes) },
       publish: async (result) => { await market.gossip.publish(result, [EVIDENCE_TOPIC]) }
     })
     market.onBidder = (peer, model, closesAt) => { this.prober?.heardBid(peer, model, closesAt) }
