@@ -55,6 +55,7 @@ export async function probeCommand (peer: string, command: Command): Promise<voi
     `  claimed:   ${p.expectedMs ?? '?'} ms expected${p.claimedMacPerSec !== undefined ? ` (${rate(p.claimedMacPerSec)})` : ''}; flagged above ${2 * (p.expectedMs ?? 0)} ms`,
     ...(p.rttMs !== undefined ? [`  rtt:       ${p.rttMs} ms (not timed)`] : []),
     ...(p.flagged && p.detail !== undefined ? [`  detail:    ${p.detail}`] : []),
-    `  result:    ${p.cid} (signed; in this node's reputation view; published on gpumesh/1/evidence)`
+    `  result:    ${p.cid} (signed; in this node's reputation view; published on gpumesh/1/evidence)`,
+    ...(p.reused === true ? [`  note:      this node's own probe of ${Math.round((Date.now() - p.at) / 1000)} s ago (${p.reason}); the provider takes one probe per peer a minute`] : [])
   ].join('\n'))
 }

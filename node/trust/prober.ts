@@ -20,6 +20,7 @@ import type { Evidence } from '../../protocol/trust/reputation-evidence.js'
 import type { Logger } from '../logger.js'
 import { randomNonce } from '../random.js'
 import { PROBE_GRACE_MS, type ProbeOutcome, type ProbeService } from '../services/probe.js'
+import { PROBE_MIN_INTERVAL_MS } from './probe-rate-limit.js'
 
 /** Allowance on a probe's length beyond its digest deadline: the product's transfer and the Freivalds check. */
 export const PROBE_CHECK_ALLOWANCE_MS = 1_000
@@ -56,6 +57,11 @@ export interface ProbeSummary {
   detail?: string
   /** Why the probe ran: by hand, or the schedule's reason. */
   reason: 'manual' | ProbeTask['reason']
+  /**
+   * Set on a probe by hand that the provider refused because this node probed it less than its limit
+   * of a minute ago (the schedule had just done so): the answer is that probe.
+   */
+  reused?: true
 }
 
 export interface ProberOptions {
@@ -80,6 +86,8 @@ export class Prober implements Startable {
   readonly schedule: ProbeSchedule
   private readonly last = new Map<string, ProbeSummary>()
   private readonly running = new Set<Promise<unknown>>()
+  /** The probe in flight per peer, so a probe by hand can join one the schedule started. */
+  private readonly inFlight = new Map<string, Promise<ProbeSummary>>()
   private timer: NodeJS.Timeout | undefined
   private abort = new AbortController()
   private started = false
@@ -129,8 +137,16 @@ export class Prober implements Startable {
    * and RATE_LIMITED when it refuses.
    */
   async probeNow (peer: string, model: string | undefined): Promise<ProbeSummary> {
+    const running = this.inFlight.get(peer)
+    if (running !== undefined) return await running
     if (!this.schedule.begin(peer, this.options.now(), model)) throw new ProbeError('RATE_LIMITED', `BUSY: ${peer} is being probed already`)
-    return await this.track(this.run(peer, model, 'manual'))
+    try {
+      return await this.track(this.run(peer, model, 'manual'))
+    } catch (err) {
+      const last = this.last.get(peer)
+      if (err instanceof ProbeError && err.code === 'RATE_LIMITED' && last !== undefined && this.options.now() - last.at < PROBE_MIN_INTERVAL_MS) return { ...last, reused: true }
+      throw err
+    }
   }
 
   private arm (): void {
@@ -166,6 +182,16 @@ export class Prober implements Startable {
 
   /** One probe: sign what came out, or nothing when refused; the schedule hears how it ended either way. */
   private async run (peer: string, model: string | undefined, reason: ProbeSummary['reason']): Promise<ProbeSummary> {
+    const work = this.runOnce(peer, model, reason)
+    this.inFlight.set(peer, work)
+    try {
+      return await work
+    } finally {
+      this.inFlight.delete(peer)
+    }
+  }
+
+  private async runOnce (peer: string, model: string | undefined, reason: ProbeSummary['reason']): Promise<ProbeSummary> {
     const { probe, signer, now, log } = this.options
     const claim = probeClaim(model)
     const started = performance.now()
