@@ -22,6 +22,9 @@ import { randomNonce } from '../random.js'
 import { PROBE_GRACE_MS, type ProbeOutcome, type ProbeService } from '../services/probe.js'
 import { PROBE_MIN_INTERVAL_MS } from './probe-rate-limit.js'
 
+/** The longest the prober's timer waits before it looks at the schedule again. */
+const MAX_WAKE_MS = 3_600_000
+
 /** Allowance on a probe's length beyond its digest deadline: the product's transfer and the Freivalds check. */
 export const PROBE_CHECK_ALLOWANCE_MS = 1_000
 
@@ -155,7 +158,8 @@ export class Prober implements Startable {
     const now = this.options.now()
     const at = this.schedule.wakeAt(now)
     if (at === undefined) return
-    this.timer = setTimeout(() => { this.tick() }, Math.max(0, at - now))
+    // a timer beyond 2³¹ ms fires at once: wake at least hourly and look again
+    this.timer = setTimeout(() => { this.tick() }, Math.min(MAX_WAKE_MS, Math.max(0, at - now)))
     this.timer.unref()
   }
 
@@ -164,7 +168,9 @@ export class Prober implements Startable {
     const task = this.schedule.take(this.options.now())
     if (task !== undefined) {
       this.track(this.run(task.peer, task.model, task.reason)).catch((err: unknown) => {
-        if (!this.abort.signal.aborted) this.options.log.warn('a probe failed', { peer: task.peer, error: err })
+        if (this.abort.signal.aborted) return
+        const refused = err instanceof ProbeError && err.code === 'RATE_LIMITED'
+        this.options.log[refused ? 'debug' : 'warn'](refused ? 'a provider refused a probe; trying later' : 'a probe failed', { peer: task.peer, error: err })
       })
     }
     this.arm()
