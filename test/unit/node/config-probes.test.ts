@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { ConfigError, resolveConfig } from '../../../node/config/load.js'
+import { ConfigError, envLayers, resolveConfig } from '../../../node/config/load.js'
 import { createProbeScheduleParams, defaultProbeScheduleParams } from '../../../protocol/trust/probe-schedule.js'
 
 function probes (section: unknown): ReturnType<typeof resolveConfig>['probes'] {
@@ -35,5 +35,12 @@ describe('config: the probes section', () => {
     assert.match(rejected({ burst: 0 }), /burst/)
     assert.match(rejected({ enabled: 'yes' }), /enabled/)
     assert.match(rejected({ intervalHours: 6 }), /intervalHours/)
+  })
+})
+
+describe('config: GPUMESH_PROBES', () => {
+  it('false turns the daemon\'s own probes off', () => {
+    assert.equal(resolveConfig(envLayers({ GPUMESH_PROBES: 'false' })).probes.enabled, false)
+    assert.equal(resolveConfig(envLayers({ GPUMESH_PROBES: 'true' })).probes.enabled, true)
   })
 })
