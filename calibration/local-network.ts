@@ -35,6 +35,12 @@ export interface NodeSpec {
   provider?: Record<string, unknown>
   /** The lease and billing interval this node puts in its awards; damping: false turns bid damping off. */
   market?: { leaseMs?: number, billingIntervalSec?: number, damping?: boolean }
+  /**
+   * config.probes overrides. The daemon's own probes are off in these networks unless a spec turns them
+   * on ({enabled: true}): every declared GPU here computes on this CPU, so probes would flag them all and
+   * change the awards the other tests check.
+   */
+  probes?: Record<string, unknown>
   /** This node's clock (default Date.now): a skewed clock, e.g. () => Date.now() + 5_000. */
   now?: () => number
 }
@@ -75,6 +81,7 @@ function configFor (name: string, spec: NodeSpec): ReturnType<typeof resolveConf
       connections: { inboundPerSecond: 100_000, maxPendingInbound: 100_000 },
       // tests run on a fast, quiet network: re-check pending provides often
       dht: { reprovideCheckMs: 60_000, ...(spec.dht ?? {}) },
+      probes: { enabled: false, ...(spec.probes ?? {}) },
       provider: {
         detectGpus: false,
         region: spec.region ?? 'local',

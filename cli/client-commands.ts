@@ -10,6 +10,7 @@ import type { FindResult } from '../node/discovery.js'
 import { dataDirOf } from './context.js'
 import { NotConnectedError, UsageError } from './errors.js'
 import { reputationText, table, toJson } from './format.js'
+import { probeText } from './probe-command.js'
 
 async function client (command: Command): Promise<ApiClient> {
   return await ApiClient.fromDataDir(dataDirOf(command))
@@ -92,11 +93,12 @@ export async function providersCommand (command: Command): Promise<void> {
     out(`no providers found (looked up ${result.key} in ${Math.round(result.elapsedMs)} ms; ${result.filtered} did not match, ${result.failures.length} unreachable)`)
     return
   }
-  out(table(['PEER', 'REGION', 'GPUS', 'FLOOR/GPU-H', 'PROCESS JOBS', 'REPUTATION'], result.providers.map((p) => {
+  const now = Date.now()
+  out(table(['PEER', 'REGION', 'GPUS', 'FLOOR/GPU-H', 'PROCESS JOBS', 'REPUTATION', 'LAST PROBE'], result.providers.map((p) => {
     const models = new Map<string, number>()
     for (const g of p.ad.gpus) models.set(`${g.name} ${formatVram(g.vramMiB)}`, (models.get(`${g.name} ${formatVram(g.vramMiB)}`) ?? 0) + 1)
     const reputation = p.reputation !== undefined ? reputationText(p.reputation) : 'no market on this node'
-    return [p.peerId, p.ad.region, [...models].map(([m, n]) => `${n}× ${m}`).join(', '), `${(p.ad.price.floor / 1e6).toFixed(2)} cr`, processJobs(p.ad), reputation]
+    return [p.peerId, p.ad.region, [...models].map(([m, n]) => `${n}× ${m}`).join(', '), `${(p.ad.price.floor / 1e6).toFixed(2)} cr`, processJobs(p.ad), reputation, p.probe !== undefined ? probeText(p.probe, now) : 'none yet']
   })))
   out(`${result.providers.length} provider(s) via ${result.key} in ${Math.round(result.elapsedMs)} ms`)
 }

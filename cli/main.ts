@@ -19,6 +19,7 @@ import { demoCommand } from './demo.js'
 import { initCommand } from './init.js'
 import { JobCommandError, addJobSpecFlags, jobCancelCommand, jobListCommand, jobLogsCommand, jobResultCommand, jobStatusCommand, jobSubmitCommand, jobVerifyCommand } from './job-commands.js'
 import { ledgerCommand } from './ledger-command.js'
+import { probeCommand } from './probe-command.js'
 import { repairCommand } from './repair-command.js'
 import { runDaemon } from './run-daemon.js'
 import { scenarioHelp, simCommand } from './sim-command.js'
@@ -78,6 +79,14 @@ export function buildProgram (): Command {
     .option('--timeout <seconds>', 'give up after this long (default 10)')
     .option('--json', 'print JSON')
     .action(async (_opts, command: Command) => { await providersCommand(command) })
+
+  program.command('probe')
+    .description('challenge a provider now with a timed, checked matrix product sized to its claimed GPU: measured vs claimed, flagged when the claim is more than 2× faster; the signed result is published')
+    .argument('<peer-id>', 'the provider\'s peer id')
+    .option('--model <slug>', 'probe against this GPU model instead of the one its ad claims, e.g. nvidia-h100-80gb-hbm3')
+    .option(...DATA_DIR)
+    .option('--json', 'print JSON')
+    .action(async (peer: string, _opts, command: Command) => { await probeCommand(peer, command) })
 
   const job = program.command('job').description('buy GPU time: submit jobs to the market and follow them')
   addJobSpecFlags(job.command('submit')

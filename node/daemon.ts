@@ -19,6 +19,8 @@ import { Market } from './market/market.js'
 import { Peering } from './peering.js'
 import { buildCapabilityAd, declaredGpuInfos } from './capability-ad.js'
 import { signAttestation } from './trust/attestation.js'
+import { Prober } from './trust/prober.js'
+import { probeRoute } from './api/probe-route.js'
 import { openDataDir, writeMarker } from './data-dir.js'
 import type { Config } from './config/schema.js'
 import { findProviders, type FindResult } from './discovery.js'
@@ -106,6 +108,8 @@ export class Daemon {
   private api: ApiServer | undefined
   /** Jobs, bids, execution and settlement (not on bootstrap peers). */
   market: Market | undefined
+  /** Probes the providers this node hears of, and by hand (not on bootstrap peers). */
+  prober: Prober | undefined
   private peering: Peering | undefined
   private bootstrapWatcher: BootstrapWatcher | undefined
   private stopping: Promise<void> | undefined
@@ -224,6 +228,21 @@ export class Daemon {
       },
       params
     })
+    const market = this.market
+    const probes = config.probes
+    this.prober = new Prober({
+      probe: this.node.services.probe,
+      signer: this.identity,
+      enabled: probes.enabled,
+      schedule: { intervalMs: probes.intervalMs, jitter: probes.jitter, perHour: probes.perHour, burst: probes.burst },
+      now: this.now,
+      log: loggers.forComponent('prober'),
+      record: (evidence) => { market.requester.onEvidence(evidence) },
+      keep: async (result) => { await market.store.putEnvelope(result.cid.toString(), result.bytes) },
+      publish: async (result) => { await market.gossip.publish(result, [EVIDENCE_TOPIC]) }
+    })
+    market.onBidder = (peer, model, closesAt) => { this.prober?.heardBid(peer, model, closesAt) }
+    this.prober.start()
   }
 
   /** Detect and declare GPUs, sign the ad, announce the capability keys. */
@@ -352,6 +371,11 @@ export class Daemon {
       const now = this.now()
       for (const p of result.providers) p.reputation = reputation.explain(p.peerId, now)
     }
+    for (const p of result.providers) {
+      this.prober?.heardAd(p.peerId, p.ad.gpus[0]?.model)
+      const probe = this.prober?.lastProbe(p.peerId)
+      if (probe !== undefined) p.probe = probe
+    }
     return result
   }
 
@@ -369,7 +393,8 @@ export class Daemon {
           '/v1/status': async () => this.status(),
           '/v1/peers': async () => this.peers(),
           '/v1/providers': async (query, signal) => await this.findProviders(parseProviderQuery(query), { signal, timeoutMs: numberParam(query, 'timeoutMs', 1, 120_000) }),
-          ...this.market?.routes()
+          ...this.market?.routes(),
+          ...(this.prober !== undefined ? probeRoute(this.prober, this.node.services.capability) : {})
         }
       })
     } catch (err) {
@@ -396,7 +421,7 @@ export class Daemon {
     const steps: Array<[string, () => Promise<void>]> = [
       ['close the API', async () => { await this.api?.close() }],
       ['remove api.json', async () => { if (this.api !== undefined) await removeEndpoint(this.options.dataDir) }],
-      ['stop the market', async () => { this.bootstrapWatcher?.stop(); this.peering?.stop(); await this.market?.stop() }],
+      ['stop the market', async () => { this.bootstrapWatcher?.stop(); this.peering?.stop(); await this.prober?.stop(); await this.market?.stop() }],
       ['withdraw capability keys', async () => { await this.announcer.withdraw() }],
       ['stop the announcer', async () => { await this.announcer.stop() }],
       ['stop libp2p', async () => { await this.node.stop() }],

@@ -3,6 +3,7 @@
  * then each provider's signed ad fetched over /gpumesh/capability/1.0.0, verified and filtered.
  */
 import type { ReputationExplanation } from '../protocol/trust/reputation.js'
+import type { ProbeSummary } from './trust/prober.js'
 import type { PeerId } from '@libp2p/interface'
 import { adMatches, capabilityKeyCid, lookupKeyFor, type CapabilityAd, type ProviderQuery } from '../protocol/index.js'
 import type { GpumeshLibp2p } from './libp2p.js'
@@ -21,6 +22,8 @@ export interface FoundProvider {
   ad: CapabilityAd
   /** Why this node scores the provider as it does (its reputation view; absent on a node without a market). */
   reputation?: ReputationExplanation
+  /** This node's last probe of the provider since it started (node/trust/prober.ts), if any. */
+  probe?: ProbeSummary
 }
 
 export interface FindResult {

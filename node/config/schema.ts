@@ -12,6 +12,7 @@ import { InvalidMarketParamsError, createMarketParams, defaultMarketParams, type
 import { HOUR_MS, MAX_JOB_GPUS, MINUTE_MS, SECOND_MS } from '../../protocol/limits.js'
 import { isKnownTimeZone } from '../../protocol/time-zone.js'
 import { parseWindows, WindowSyntaxError } from './windows.js'
+import { PROBE_BURST, PROBE_INTERVAL_MIN_MS, PROBE_INTERVAL_MS, PROBE_JITTER, PROBE_PER_HOUR } from '../../protocol/trust/probe-schedule.js'
 
 const multiaddrString = z.string().refine((s) => {
   try {
@@ -194,6 +195,18 @@ export const configSchema = z.strictObject({
   }).prefault({}),
   /** The market's parameters (lease, billing interval, damping, scoring…): any subset of MarketParams. */
   market: marketSection.prefault({}),
+  /**
+   * The daemon's own probes of the providers it hears of (node/trust/prober.ts, protocol/trust/probe-schedule.ts):
+   * a known provider at most once per intervalMs (plus up to jitter × intervalMs), all of them together at most
+   * perHour an hour in bursts of burst.
+   */
+  probes: z.strictObject({
+    enabled: z.boolean().default(true),
+    intervalMs: z.int().min(PROBE_INTERVAL_MIN_MS).max(30 * 24 * HOUR_MS).default(PROBE_INTERVAL_MS),
+    jitter: z.number().min(0).max(1).default(PROBE_JITTER),
+    perHour: z.int().min(1).max(3600).default(PROBE_PER_HOUR),
+    burst: z.int().min(1).max(100).default(PROBE_BURST)
+  }).prefault({}),
   executors: z.strictObject({
     process: z.strictObject({
       /**

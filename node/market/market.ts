@@ -65,6 +65,8 @@ export interface MarketOptions {
 export class Market {
   /** Auctions this node watched, so it can check their awards. */
   readonly audit = new AuditLog()
+  /** Told of each bid on a job of this node's that is still taking bids: the bidder, its model, the window's close (the prober). */
+  onBidder: ((peer: string, model: string, closesAt: number) => void) | undefined
 
   private constructor (
     private readonly options: MarketOptions,
@@ -158,11 +160,15 @@ export class Market {
         this.provider.onJob(request, { round: round.payload.round, attempt: round.payload.attempt, excluded: round.payload.excluded, opensAt: round.payload.issuedAt })
         return
       }
-      case 'bid':
-        this.audit.onBid(message as OpenedMessage<'bid'>)
-        this.requester.onBid(message as OpenedMessage<'bid'>)
-        this.provider.onBid(message as OpenedMessage<'bid'>)
+      case 'bid': {
+        const bid = message as OpenedMessage<'bid'>
+        const closesAt = this.requester.biddingClosesAt(bid.payload.job.toString())
+        if (closesAt !== undefined) this.onBidder?.(bid.signer, bid.payload.model, closesAt)
+        this.audit.onBid(bid)
+        this.requester.onBid(bid)
+        this.provider.onBid(bid)
         return
+      }
       case 'award':
         this.audit.onAward(message as OpenedMessage<'award'>)
         this.provider.onAwardSeen(message as OpenedMessage<'award'>)

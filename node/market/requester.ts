@@ -113,6 +113,12 @@ export class RequesterMarket implements RequesterShell {
     this.dispatch(active, { type: 'bid-seen', now: this.scheduler.now(), bid, model: bid.payload.model, region: bid.payload.region })
   }
 
+  /** When the open round of job `id` (one submitted here) closes; undefined unless it is taking bids. */
+  biddingClosesAt (id: string): number | undefined {
+    const state = this.jobs.get(id)?.record.state
+    return state?.status === 'bidding' && !state.auction.closing ? state.auction.closesAt : undefined
+  }
+
   async cancel (id: string): Promise<JobView | undefined> {
     const active = this.jobs.get(id)
     if (active === undefined) return undefined

@@ -6,13 +6,15 @@
  *   - `settlement` a payment commitment signed by a requester to a payee — the requester vouches that the
  *                  payee delivered (signer = the payment's signer, subject = its payee);
  *   - `failure`    a signed failure report (signer = the reporter, subject = its subject, reason = its reason);
- *   - `probe`      a signed probe result (signer = the prober, subject = its subject, ok = what it measured).
+ *   - `probe`      a signed probe result (signer = the prober, subject = its subject, ok = it read `pass`:
+ *                  probe-evidence.ts).
  *
  * A receipt signed by the provider itself is the provider's own claim: as evidence from its signer about
  * itself it is self-issued and counts for nothing.
  */
 import type { OpenedMessage } from '../message.js'
 import { failureReasons } from '../messages/evidence.js'
+import { probeEvidence } from './probe-evidence.js'
 
 export const evidenceKinds = ['receipt', 'settlement', 'failure', 'probe'] as const
 export type EvidenceKind = typeof evidenceKinds[number]
@@ -81,8 +83,8 @@ export function evidenceFromMessage (m: OpenedMessage<EvidenceMessageKind>): Evi
       return { signer: m.signer, subject: p.subject, kind: 'failure', reason: p.reason, at: p.observedAt }
     }
     default: {
-      const p = m.payload as OpenedMessage<'probe-result'>['payload']
-      return { signer: m.signer, subject: p.subject, kind: 'probe', ok: p.ok, at: p.issuedAt }
+      // a flagged probe counts as a failure even when its answer was right (probe-evidence.ts)
+      return probeEvidence(m.signer, m.payload as OpenedMessage<'probe-result'>['payload'])
     }
   }
 }
