@@ -80,8 +80,8 @@ export function verificationSection ({ runs, adversaries }: AdversarialContext):
     ? { ...r, wrongShare: r4(r.wrongShare), overhead: r4(r.overhead) }
     : { run: r.run, verification: r.verification, carriedOut: false, jobs: r.jobs, replicatedJobs: r.replicatedJobs, accepted: null, wrongAccepted: null, wrongShare: null, overhead: null, note: 'the requester agent did not carry out replicate 2: no job got a second award' })
   const md: string[] = []
-  md.push('Wrong results accepted (the requester paid as settled for a receipt naming a wrong output) and the compute verification cost (GPU-hours run / GPU-hours needed):', '')
-  md.push('| run | verification | jobs | accepted | wrong accepted | share of accepted | awards to cheaters | GPU-h run | GPU-h needed | overhead |')
+  md.push('Wrong results accepted (the requester paid as settled for a receipt naming a wrong output) and the compute verification cost (GPU-hours run / GPU-hours needed). The wrong share follows the cheaters\' share of the awards, not of the identities; in the run without cheaters their nodes are honest.', '')
+  md.push('| run | verification | jobs | accepted | wrong accepted | share of accepted | awards to the cheaters\' nodes | GPU-h run | GPU-h needed | overhead |')
   md.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|')
   for (const r of rows) {
     if (!r.carriedOut) { md.push(`| ${r.run} | ${r.verification} | ${r.jobs} | — | — | not carried out | — | — | — | — |`); continue }
