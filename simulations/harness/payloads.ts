@@ -6,7 +6,7 @@
 import type { CID } from '../../crypto/index.js'
 import { PROTOCOL_VERSION, modelSlug } from '../../protocol/constants.js'
 import type { CapabilityAd, GpuInfo } from '../../protocol/messages/capability-ad.js'
-import type { JobRequest } from '../../protocol/messages/job-request.js'
+import type { JobRequest, Verification } from '../../protocol/messages/job-request.js'
 import type { Bid } from '../../protocol/messages/bid.js'
 import type { Tier } from '../../protocol/market/types.js'
 import type { WeeklyWindow } from '../../protocol/market/calendar.js'
@@ -42,6 +42,8 @@ export interface AdSpec {
   windows?: readonly WeeklyWindow[]
   workloads?: Array<'process' | 'docker' | 'wasm'>
   country?: string
+  /** Multiaddrs the ad lists (default none): replicate's independence rule reads their networks (protocol/trust/subnet.ts). */
+  addrs?: readonly string[]
 }
 
 /** A provider's capability ad payload (`name` makes its GPU UUIDs unique). */
@@ -73,7 +75,7 @@ export function capabilityAd (name: string, spec: AdSpec, now: number, seq = 1):
     processSandbox: 'bwrap',
     limits: {},
     attestations: [],
-    addrs: []
+    addrs: [...(spec.addrs ?? [])]
   }
 }
 
@@ -94,6 +96,8 @@ export interface JobSpec {
   lifetimeMs?: number
   outputs?: string[]
   label?: string
+  /** How the requester verifies the outputs (default `none`). */
+  verification?: Verification
 }
 
 /** A job request payload with a daemon's defaults for whatever the spec leaves out. */
@@ -115,7 +119,7 @@ export function jobRequest (spec: JobSpec, now: number, nonce: Uint8Array): JobR
     resources: { gpus: spec.gpus ?? 1, minVramGB: spec.minVramGB ?? 0, models: spec.models ?? [], cpuCores: 0, memoryMiB: 0, diskMiB: 0 },
     sla: { tier: spec.tier ?? 'silver', maxPrice: spec.maxPrice ?? credits(5), maxStartDelaySec: spec.maxStartDelaySec ?? 600 },
     placement: { regions: spec.regions ?? [], residency: spec.residency ?? 'prefer' },
-    verification: { mode: 'none' },
+    verification: spec.verification ?? { mode: 'none' },
     auction: { bidWindowMs: spec.bidWindowMs ?? 2_000, paymentRule: spec.paymentRule ?? 'first-price' },
     ...(spec.label !== undefined ? { label: spec.label } : {})
   }

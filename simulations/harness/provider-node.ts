@@ -6,7 +6,9 @@
  * signatures. Adversarial behaviour is opt-in (`behaviour`): a no-show takes the award's stream and
  * never answers; a staller accepts the award and then says nothing; an undercutter bids far below the
  * market on every job it could take instead of running its agent's bidding; a spammer floods each job
- * with bids (adversaries.ts); a cheat returns outputs that do not match its receipt.
+ * with bids (adversaries.ts); a cheat returns outputs that do not match its receipt; a colluding cheater
+ * returns a self-consistent wrong output (outputs.ts: the same one as every other colluder); a Sybil
+ * (`noShowAfter`) delivers its first awards and then vanishes.
  */
 import { EventQueue } from './event-queue.js'
 import type { Cancel } from '../../protocol/market/scheduler.js'
@@ -24,6 +26,7 @@ import { bodyOf, message, type Opened, type RoundBody } from './messages.js'
 import { bidPayload, capabilityAd, header, type AdSpec } from './payloads.js'
 import { AdversaryBidder, type SpamBehaviour, type UndercutBehaviour } from './adversaries.js'
 import { transferMs, type World } from './world.js'
+import { colludedOutput, trueOutput } from './outputs.js'
 import type { Award, JobState } from '../../protocol/messages/award.js'
 
 /** The provider shell lingers this long on an ended job's stream for a late payment (node/market: LINGER_MS). */
@@ -44,6 +47,13 @@ export interface ProviderBehaviour {
   spam?: SpamBehaviour
   /** Return outputs that do not match the receipt. */
   tamperOutputs?: boolean
+  /**
+   * Run the job, and sign a receipt for the colluders' shared wrong output (outputs.ts colludedOutput)
+   * instead of the true one: the outputs match their CIDs, so the requester's check passes.
+   */
+  collude?: boolean
+  /** Deliver the first this many awards honestly, then take every later award's stream and never answer (a no-show). */
+  noShowAfter?: number
 }
 
 export interface ProviderNodeSpec extends AdSpec {
@@ -103,6 +113,8 @@ export class ProviderNode {
   private life = 0
   /** The owner's holds last given (setHolds): the owner's calendar, which a restarted daemon reads again. */
   private holds: readonly OwnerHold[] = []
+  /** Exec streams this node has been opened (awards arriving), for `noShowAfter`. */
+  private streamsTaken = 0
 
   constructor (private readonly world: World, readonly name: string, private readonly spec: ProviderNodeSpec) {
     this.peerId = peerIdOf(name)
@@ -267,7 +279,9 @@ export class ProviderNode {
 
   private onStream (stream: StreamEnd): void {
     // a no-show takes the stream and says nothing: it neither answers nor closes it
+    this.streamsTaken++
     if (this.behaviour.noShow === true) return
+    if (this.behaviour.noShowAfter !== undefined && this.streamsTaken > this.behaviour.noShowAfter) return
     if (this.behaviour.stall === true) return this.stallOn(stream)
     let bid: string | undefined
     const life = this.life
@@ -387,7 +401,7 @@ export class ProviderNode {
           ...ref,
           requester: job?.signer ?? '',
           inputs: [],
-          outputs: this.world.ids.cid('manifest'),
+          outputs: this.behaviour.collude === true ? colludedOutput(e.job) : trueOutput(e.job),
           exitCode: e.exitCode,
           startedAt: e.startedAt,
           endedAt: Math.max(e.startedAt, e.endedAt),
@@ -396,6 +410,7 @@ export class ProviderNode {
           executor: job?.payload.workload.executor ?? 'process'
         }
         const receipt = message('receipt', { cid: this.world.ids.cid('receipt'), signer: this.peerId, payload, outputBytes: e.exitCode === -1 ? 0 : ex.outputBytes, tampered: this.behaviour.tamperOutputs === true })
+        this.world.recorder.receipt({ job: e.job, provider: this.peerId, outputs: payload.outputs.toString(), exitCode: e.exitCode, gpuSeconds: e.gpuSeconds, at: now })
         this.send(e.bid, receipt)
         // and on the evidence topic, as the daemon does (node/market/provider-jobs.ts publishEvidence)
         this.world.bus.publish(this.peerId, [EVIDENCE_TOPIC], receipt)

@@ -30,6 +30,13 @@ export interface LedgerLine {
 export interface FailureRecord { reporter: string, subject: string, job: string, reason: string, at: number, counted?: boolean, detail?: string }
 /** A run started: `job` on `provider` at `at` (one per attempt that reached the executor). */
 export interface StartRecord { job: string, provider: string, at: number }
+/** A receipt a provider signed and sent: the output manifest it names (outputs.ts) and the GPU-seconds billed. */
+export interface ReceiptRecord { job: string, provider: string, outputs: string, exitCode: number, gpuSeconds: number, at: number }
+/**
+ * A requester accepted a provider's outputs: it paid that provider's award a final `settled` payment
+ * (the lifecycle's ending for verified outputs), and the receipt it paid for named `outputs`.
+ */
+export interface AcceptanceRecord { job: string, requester: string, provider: string, attempt: number, outputs: string, at: number }
 export interface JobEnding { job: string, requester: string, status: string, reason?: string, at: number }
 export interface OfferEnding { node: string, job: string, bid: string, status: string, reason?: string, awarded: boolean, at: number }
 
@@ -61,6 +68,8 @@ export class Recorder implements Traffic {
   private readonly jobEndings = new Map<string, JobEnding>()
   readonly offers: OfferEnding[] = []
   readonly starts: StartRecord[] = []
+  readonly receipts: ReceiptRecord[] = []
+  readonly acceptances: AcceptanceRecord[] = []
   readonly trace: string[] = []
   private readonly byJob = new Map<string, Count>()
 
@@ -121,6 +130,14 @@ export class Recorder implements Traffic {
 
   started (s: StartRecord): void {
     this.starts.push(s)
+  }
+
+  receipt (r: ReceiptRecord): void {
+    this.receipts.push(r)
+  }
+
+  accepted (a: AcceptanceRecord): void {
+    this.acceptances.push(a)
   }
 
   award (a: AwardRecord): void {

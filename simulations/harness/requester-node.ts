@@ -4,6 +4,13 @@
  * send the award on an exec stream to the winner, turn the provider's frames into events, pay,
  * fetch the outputs (a delay for their size), report failures, keep the ledger — with counters for
  * CIDs and no signatures. `behaviour.stopPayingAfter` makes it a requester that stops paying.
+ *
+ * Attempts are kept per attempt number and provider, so that awards of one attempt to several providers
+ * (a replicated job) each keep their own stream. A final `settled` payment is recorded as the requester
+ * accepting the outputs that provider's receipt named (Recorder.accepted). With `spec.evidence`, gossiped
+ * payments and failure reports from others go into the agent's reputation view as the daemon's
+ * node/market/market.ts hands them to RequesterMarket.onEvidence (evidenceFromMessage, then
+ * `reputation.add`, a record out of shape set aside).
  */
 import { EventQueue } from './event-queue.js'
 import type { CID } from '../../crypto/index.js'
@@ -18,6 +25,8 @@ import { bodyOf, message, type Opened } from './messages.js'
 import { header, jobRequest, type JobSpec } from './payloads.js'
 import { transferMs, type Execution, type World } from './world.js'
 import { UNREACHABLE } from './network.js'
+import type { OpenedMessage } from '../../protocol/message.js'
+import { InvalidEvidenceError, evidenceFromMessage, type EvidenceMessageKind } from '../../protocol/trust/reputation-evidence.js'
 
 /** Awards, cancels and payments are valid this long (node/market seals them alike). */
 const AWARD_LIFETIME_MS = 3_600_000 - 1
@@ -33,7 +42,12 @@ export interface RequesterNodeSpec {
   /** ISO 3166 alpha-2, for a network model that places nodes by country. */
   country?: string
   behaviour?: RequesterBehaviour
+  /** Take gossiped payments and failure reports into the reputation view (the daemon does; default off, as before the trust layer). */
+  evidence?: boolean
 }
+
+/** The gossiped kinds the daemon hands its reputation view (node/market/market.ts REPUTATION_KINDS; the harness sends no probe results). */
+const REPUTATION_KINDS: readonly EvidenceMessageKind[] = ['payment', 'failure-report']
 
 interface Attempt {
   job: string
@@ -42,14 +56,15 @@ interface Attempt {
   award: Opened<Award>
   stream: StreamEnd
   paySeq: number
-  receipt?: { outputBytes: number, tampered: boolean }
+  receipt?: { outputBytes: number, tampered: boolean, outputs: string }
   /** This side closed or aborted the stream: its end is no news. */
   closing: boolean
   /** A frame came from the provider on the stream. */
   heard: boolean
 }
 
-interface Job { id: string, cid: CID, request: Opened<JobRequest>, attempts: Map<number, Attempt> }
+/** A job's attempts by attempt number, then provider. */
+interface Job { id: string, cid: CID, request: Opened<JobRequest>, attempts: Map<number, Map<string, Attempt>> }
 
 export class RequesterNode {
   readonly peerId: string
@@ -67,8 +82,24 @@ export class RequesterNode {
     this.agent = new RequesterAgent(this.peerId, world.params)
     world.bus.join(this.peerId, spec.region, spec.country)
     for (const topic of providerTopics(spec.region)) this.subscribe(topic)
-    // as every daemon does (node/market/market.ts): evidence reaches it and is counted, no decision reads it yet
-    world.bus.subscribe(this.peerId, EVIDENCE_TOPIC, () => {}, NO_KINDS)
+    // as every daemon does (node/market/market.ts): evidence reaches it and is counted; with `evidence` its
+    // reputation view reads the payments and failure reports others signed
+    if (spec.evidence === true) world.bus.subscribe(this.peerId, EVIDENCE_TOPIC, (_from, m) => { this.onEvidence(m) }, REPUTATION_KINDS)
+    else world.bus.subscribe(this.peerId, EVIDENCE_TOPIC, () => {}, NO_KINDS)
+  }
+
+  /** Others' evidence into the reputation view, as node/market/requester.ts onEvidence does. */
+  private onEvidence (m: Message): void {
+    const body = bodyOf(m, 'payment') ?? bodyOf(m, 'failure-report')
+    if (body === undefined || body.signer === this.peerId) return
+    // evidenceFromMessage reads the kind, the signer and the payload: the harness signs nothing, so there are no bytes or key
+    const opened = { kind: m.kind, cid: body.cid, signer: body.signer, payload: body.payload } as unknown as OpenedMessage<EvidenceMessageKind>
+    try {
+      this.agent.reputation.add(evidenceFromMessage(opened))
+    } catch (err) {
+      if (!(err instanceof InvalidEvidenceError)) throw err
+      this.world.recorder.note(`${this.name} evidence not taken: ${err.message}`)
+    }
   }
 
   private now (): number {
@@ -137,14 +168,14 @@ export class RequesterNode {
       }
       case 'send-award': return this.sendAward(effect)
       case 'send-cancel': {
-        const a = this.attemptOf(effect.job, effect.attempt)
+        const a = this.attemptOf(effect.job, effect.attempt, effect.provider)
         if (a === undefined) return
         a.stream.send(message('job-cancel', { cid: this.world.ids.cid('cancel'), signer: this.peerId, payload: { ...header(now, AWARD_LIFETIME_MS), job: a.award.payload.job, award: a.award.cid, reason: effect.reason.slice(0, 256) } }))
         return
       }
       case 'pay': return this.pay(effect)
       case 'end-award': {
-        const a = this.attemptOf(effect.job, effect.attempt)
+        const a = this.attemptOf(effect.job, effect.attempt, effect.payee)
         if (a === undefined) return
         this.world.recorder.ledger(this.peerId, a.award.cid.toString(), this.lineInit(a), { cumulative: effect.cumulative, state: effect.ending })
         return
@@ -156,7 +187,7 @@ export class RequesterNode {
         const payload = { ...header(now, PAYMENT_LIFETIME_MS), job: job.cid, subject: effect.subject, reason: effect.reason, observedAt: now, evidence: [], ...(effect.detail !== undefined ? { detail: effect.detail.slice(0, 512) } : {}) }
         this.world.bus.publish(this.peerId, [EVIDENCE_TOPIC], message('failure-report', { cid: this.world.ids.cid('failure'), signer: this.peerId, payload }, effect.evidence.length * 400))
         // the daemon aborts the failed attempt's stream
-        const a = this.attemptOf(effect.job, effect.attempt)
+        const a = this.attemptOf(effect.job, effect.attempt, effect.subject)
         if (a !== undefined) { a.closing = true; a.stream.reset(`attempt failed: ${effect.reason}`) }
         return
       }
@@ -165,7 +196,7 @@ export class RequesterNode {
       case 'wake': return this.setWake(effect.job, effect.at)
       case 'finished': {
         this.world.recorder.jobEnded({ job: effect.job, requester: this.peerId, status: effect.status, ...(effect.reason !== undefined ? { reason: effect.reason } : {}), at: now })
-        for (const a of this.jobs.get(effect.job)?.attempts.values() ?? []) { a.closing = true; a.stream.close('the job has ended') }
+        for (const byProvider of this.jobs.get(effect.job)?.attempts.values() ?? []) for (const a of byProvider.values()) { a.closing = true; a.stream.close('the job has ended') }
         return
       }
       case 'note':
@@ -182,7 +213,9 @@ export class RequesterNode {
     const award: Opened<Award> = { cid, signer: this.peerId, payload }
     const stream = this.world.bus.open(this.peerId, e.provider)
     const a: Attempt = { job: e.job, attempt: e.attempt, provider: e.provider, award, stream, paySeq: 0, closing: false, heard: false }
-    job.attempts.set(e.attempt, a)
+    const byProvider = job.attempts.get(e.attempt) ?? new Map<string, Attempt>()
+    byProvider.set(e.provider, a)
+    job.attempts.set(e.attempt, byProvider)
     this.world.recorder.award({ job: e.job, attempt: e.attempt, award: cid.toString(), requester: this.peerId, provider: e.provider, price: payload.price, at: now })
     this.world.recorder.ledger(this.peerId, cid.toString(), this.lineInit(a), {})
     this.feed({ type: 'award-sealed', now, job: e.job, attempt: e.attempt, award: cid.toString(), paymentRule: payload.paymentRule })
@@ -196,13 +229,15 @@ export class RequesterNode {
     return { role: 'requester', job: a.job, counterparty: a.provider, price: a.award.payload.price }
   }
 
-  private attemptOf (job: string, attempt: number): Attempt | undefined {
-    return this.jobs.get(job)?.attempts.get(attempt)
+  private attemptOf (job: string, attempt: number, provider: string): Attempt | undefined {
+    return this.jobs.get(job)?.attempts.get(attempt)?.get(provider)
   }
 
   private pay (e: Extract<RequesterAgentEffect, { type: 'pay' }>): void {
-    const a = this.attemptOf(e.job, e.attempt)
+    const a = this.attemptOf(e.job, e.attempt, e.payee)
     if (a === undefined) return
+    // a settled ending pays for outputs the requester verified and accepted
+    if (e.final && e.ending === 'settled' && a.receipt !== undefined) this.world.recorder.accepted({ job: e.job, requester: this.peerId, provider: a.provider, attempt: a.attempt, outputs: a.receipt.outputs, at: this.now() })
     const limit = this.behaviour.stopPayingAfter
     if (limit !== undefined && this.paymentsSent >= limit) return this.world.recorder.note(`${this.name} withholds a payment of ${e.cumulative} for ${e.job}`)
     this.paymentsSent++
@@ -215,7 +250,7 @@ export class RequesterNode {
   }
 
   private fetchOutputs (job: string, attempt: number, provider: string): void {
-    const a = this.attemptOf(job, attempt)
+    const a = this.attemptOf(job, attempt, provider)
     if (a === undefined) return
     const bytes = a.receipt?.outputBytes ?? 0
     const tampered = a.receipt?.tampered === true
@@ -261,7 +296,7 @@ export class RequesterNode {
     }
     const receipt = bodyOf(m, 'receipt')
     if (receipt !== undefined) {
-      a.receipt = { outputBytes: receipt.outputBytes, tampered: receipt.tampered }
+      a.receipt = { outputBytes: receipt.outputBytes, tampered: receipt.tampered, outputs: receipt.payload.outputs.toString() }
       const r = receipt.payload
       return this.feed({ ...base, type: 'receipt', exitCode: r.exitCode, gpuSeconds: r.gpuSeconds, forThisRequester: r.requester === this.peerId })
     }

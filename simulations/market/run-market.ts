@@ -12,6 +12,8 @@ import { HOUR_MS } from '../../protocol/limits.js'
 import { jobTopics, providerTopics } from '../../protocol/discovery.js'
 import { EVIDENCE_TOPIC } from '../../protocol/constants.js'
 import { Harness, DEFAULT_START } from '../harness/harness.js'
+import { scheduleSybilRing } from '../harness/sybil-ring.js'
+import type { Verification } from '../../protocol/messages/job-request.js'
 import { peerIdOf } from '../harness/ids.js'
 import type { LedgerMismatch } from '../harness/recorder.js'
 import { regionNetwork, type NetworkModel, type Place } from '../harness/network.js'
@@ -57,6 +59,14 @@ export interface MarketRunOptions {
   behaviours?: ReadonlyMap<string, ProviderBehaviour>
   /** Bid damping (default on). */
   damping?: boolean
+  /** Every renter's job asks for this verification (default `none`). */
+  verification?: Verification
+  /** The renters' reputation views take others' gossiped payments and failure reports (requester-node.ts `evidence`; default off). */
+  evidence?: boolean
+  /** The multiaddrs each node's ad lists (default none). */
+  addrsOf?: (node: FleetNode) => readonly string[]
+  /** Sybils vouching for each other on the evidence topic (harness/sybil-ring.ts): node ids, and times since the run's start. */
+  sybilRing?: { members: readonly string[], periodMs: number, fanout: number, fromMs: number, untilMs: number }
   /** Providers leave and rejoin on this schedule (market/churn.ts: crash and restart). */
   churn?: ChurnSchedule
   /** The run's strategy name (default `gpumesh`), e.g. `gpumesh+churn` for a churned run beside the calm `gpumesh`. */
@@ -157,6 +167,7 @@ export function runMarket (workload: Workload, options: MarketRunOptions): Marke
       gpus: {},
       hardware: [{ name: node.gpuName, vramMiB: node.vramMiB, count: node.gpus }],
       floor: options.floorOf(node),
+      ...(options.addrsOf !== undefined ? { addrs: options.addrsOf(node) } : {}),
       ...(options.damping === false ? { damping: false } : {}),
       ...behaviourOf(node.id, options)
     })
@@ -166,6 +177,8 @@ export function runMarket (workload: Workload, options: MarketRunOptions): Marke
   }
 
   if (options.churn !== undefined) applyChurn(h, providers, options.churn, start)
+  const ring = options.sybilRing
+  if (ring !== undefined) scheduleSybilRing(h.world, { ...ring, members: ring.members.map(peerIdOf), fromMs: start + ring.fromMs, untilMs: start + ring.untilMs })
 
   // renters: one requester per region asked for ('global' for jobs without one)
   const renters = new Map<string, RequesterNode>()
@@ -173,7 +186,7 @@ export function runMarket (workload: Workload, options: MarketRunOptions): Marke
     const key = job.region ?? 'global'
     let r = renters.get(key)
     if (r === undefined) {
-      r = h.requester(`renter-${key}`, { region: job.region ?? workload.fleet[0]?.region ?? 'global' })
+      r = h.requester(`renter-${key}`, { region: job.region ?? workload.fleet[0]?.region ?? 'global', ...(options.evidence === true ? { evidence: true } : {}) })
       renters.set(key, r)
     }
     return r
@@ -185,7 +198,8 @@ export function runMarket (workload: Workload, options: MarketRunOptions): Marke
     if (job.submitAt >= workload.horizonMs) continue
     const renter = renterFor(job)
     h.at(start + job.submitAt, () => {
-      const id = renter.submit(jobSpecOf(job, rules), { durationMs: job.durationMs, exitCode: 0, outputBytes: 1_000_000, inputBytes: 0 })
+      const spec = jobSpecOf(job, rules)
+      const id = renter.submit(options.verification === undefined ? spec : { ...spec, verification: options.verification }, { durationMs: job.durationMs, exitCode: 0, outputBytes: 1_000_000, inputBytes: 0 })
       ids.set(id, job)
       submitted++
       if (options.onProgress !== undefined && submitted % every === 0) options.onProgress(submitted, workload.jobs.length)

@@ -11,7 +11,7 @@
 import { central, oldWay } from '../baselines/index.js'
 import type { ProviderBehaviour } from '../harness/provider-node.js'
 import { Prng } from '../harness/prng.js'
-import { runMarket, type MarketRun, type MarketRunStats } from '../market/run-market.js'
+import { runMarket, type MarketRun, type MarketRunOptions, type MarketRunStats } from '../market/run-market.js'
 import type { FleetNode, Workload } from '../model.js'
 import type { FaultPhase } from '../report/faults.js'
 import type { ReportSection } from '../report/report.js'
@@ -37,6 +37,22 @@ export interface AdversarialSpec {
   minRelativeCompletion: number
   claim: string
   assumptions: string[]
+  /** Market options of every gpumesh run, with and without the adversaries (e.g. evidence, addresses). */
+  market?: (workload: Workload, adversaries: ReadonlyMap<string, string>) => Partial<MarketRunOptions>
+  /** More options of the runs with the adversaries (e.g. their floors, their vouching). */
+  faultyMarket?: (workload: Workload, adversaries: ReadonlyMap<string, string>, prices: ScenarioPrices) => Partial<MarketRunOptions>
+  /** Further runs with the adversaries, strategy `gpumesh+<name>+<variant name>`, after `gpumesh+<name>`. */
+  variants?: ReadonlyArray<{ name: string, market: Partial<MarketRunOptions> }>
+  /** The scenario's own sections, after the adversaries' (every gpumesh run by its strategy name). */
+  sections?: (context: AdversarialContext) => ReportSection[]
+}
+
+/** What a scenario's own sections are built from. */
+export interface AdversarialContext {
+  runs: ReadonlyMap<string, MarketRun>
+  adversaries: ReadonlyMap<string, string>
+  workload: Workload
+  phases: readonly FaultPhase[]
 }
 
 /** Each node's group: a seeded shuffle (Fisher–Yates) of the fleet, cut into the groups in order. */
@@ -84,12 +100,15 @@ export function runAdversarial (spec: AdversarialSpec, data: ScenarioData, optio
   }
   const progress = (phase: string): { onProgress?: (done: number, total: number) => void, progressEvery?: number } =>
     options.onProgress === undefined ? {} : { onProgress: (done, total) => options.onProgress?.(phase, done, total), progressEvery: 50 }
-  const honest = runMarket(workload, { ...base, ...progress('gpumesh') })
-  const faulty = runMarket(workload, { ...base, behaviours, ...progress(spec.name) })
+  const shared = spec.market?.(workload, adversaries) ?? {}
+  const withThem = { ...base, ...shared, behaviours, ...spec.faultyMarket?.(workload, adversaries, prices) }
+  const honest = runMarket(workload, { ...base, ...shared, ...progress('gpumesh') })
+  const faulty = runMarket(workload, { ...withThem, ...progress(spec.name) })
   const faultName = `gpumesh+${spec.name}`
+  const variants = (spec.variants ?? []).map((v) => ({ name: `${faultName}+${v.name}`, run: runMarket(workload, { ...withThem, ...v.market, ...progress(`${spec.name}+${v.name}`) }) }))
   const baseline = { listPrice: prices.listPrice, floorOf: prices.floorOf, capOf: prices.capOf }
   const bound = central(workload, { ...baseline, floorOf: (n) => (adversaries.has(n.id) ? NEVER : prices.floorOf(n)) })
-  const runs = [honest.run, { ...faulty.run, strategy: faultName }, bound, oldWay(workload, baseline)]
+  const runs = [honest.run, { ...faulty.run, strategy: faultName }, ...variants.map((v) => ({ ...v.run.run, strategy: v.name })), bound, oldWay(workload, baseline)]
   const phases = thirds(workload)
   const counts = spec.groups.map((g) => `${[...adversaries.values()].filter((x) => x === g.name).length} ${g.describe}`).join('; ')
   return {
@@ -111,7 +130,10 @@ export function runAdversarial (spec: AdversarialSpec, data: ScenarioData, optio
       phases,
       expect: [{ id: `${spec.name}-completion`, claim: spec.claim, minCompletion: spec.minRelativeCompletion, relative: true }]
     }],
-    sections: [adversarySection(spec, faulty, honest, adversaries, phases, workload)],
+    sections: [
+      adversarySection(spec, faulty, honest, adversaries, phases, workload),
+      ...(spec.sections?.({ runs: new Map([['gpumesh', honest], [faultName, faulty], ...variants.map((v): [string, MarketRun] => [v.name, v.run])]), adversaries, workload, phases }) ?? [])
+    ],
     assumptions: [
       ...spec.assumptions,
       'Workload, fleet, places and prices: as the `market` scenario (the Alibaba 2023 trace\'s busy days, RIPE Atlas delays, the price snapshot); gpumesh runs with a 10-minute lease, so a silent winner is found out after 10 minutes.'

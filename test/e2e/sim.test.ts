@@ -2,7 +2,7 @@
  * `gpumesh sim` through the CLI (a separate process, as a researcher runs it): a small `market` run
  * writes every report file, its PNG charts open (a valid PNG header and size), the same seed gives
  * byte-identical report.json and another seed a different one, and bad input is a clear usage error;
- * one tiny case each for `churn`, `partition`, `no-shows`, `spam`, `scale` and `flash-crowd`.
+ * one tiny case each for `churn`, `partition`, `no-shows`, `spam`, `sybil`, `cheaters`, `scale` and `flash-crowd`.
  */
 import assert from 'node:assert/strict'
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
@@ -74,6 +74,23 @@ describe('gpumesh sim (separate processes)', function () {
       assert.match(md, /## Faults/)
       assert.match(md, /## Adversaries/)
       assert.ok((await readdir(join(dir, 'charts'))).some((f) => f.endsWith('.png')))
+    })
+  }
+
+  for (const [scenario, variant, section] of [['sybil', 'gpumesh+sybil+silent', 'sybil'], ['cheaters', 'gpumesh+cheaters+replicate-2', 'verification']] as const) {
+    it(`runs the ${scenario} scenario at a tiny size: its variant run, faults entry and ${section} section in report.json and report.md`, async () => {
+      const dir = join(root, scenario)
+      const r = await runCli(['sim', '--scenario', scenario, '--nodes', '30', '--jobs', '12', '--out', dir], { timeoutMs: 200_000 })
+      assert.equal(r.code, 0, r.stderr)
+      const fault = `gpumesh+${scenario}`
+      assert.match(r.stdout, new RegExp(fault.replace('+', '\\+')))
+      const report = JSON.parse(await readFile(join(dir, 'report.json'), 'utf8')) as { strategies: Array<{ strategy: string }>, faults: Array<{ name: string }>, sections: Record<string, unknown> }
+      assert.deepEqual(report.strategies.map((s) => s.strategy), ['gpumesh', fault, variant, 'central', 'old-way'])
+      assert.deepEqual(report.faults.map((f) => f.name), [scenario])
+      assert.ok(report.sections.adversaries !== undefined && report.sections[section] !== undefined)
+      const md = await readFile(join(dir, 'report.md'), 'utf8')
+      assert.match(md, /## Adversaries/)
+      assert.match(md, section === 'sybil' ? /## Sybil identities/ : /## Verification/)
     })
   }
 

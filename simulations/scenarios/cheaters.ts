@@ -1,0 +1,104 @@
+/**
+ * `cheaters`: colluding providers that return wrong results (issue 11). On the `market` workload, 30 % of
+ * the fleet's nodes run their agent honestly — bid at their owner's floor, accept, run for the job's time,
+ * heartbeat — and then sign a receipt for the colluders' one shared wrong output of that job
+ * (harness/outputs.ts): the outputs match their CIDs, so the requester's own check passes, and two
+ * cheaters on one job agree. Runs on the same workload: gpumesh without cheaters, with them under
+ * verification `none`, and with them under `replicate 2` on every job; the central matcher that never
+ * places a job on a cheater (the bound) and the old way. Every node's ad lists one address in a /16 of its
+ * own (cheaters too: the worst case for replicate's independence rule, which cannot tell them apart).
+ *
+ * The section counts, per run, the jobs whose requester accepted a wrong output and the compute overhead
+ * (GPU-hours run / GPU-hours needed, verification-measures.ts). A replicate run in which no job got a
+ * second award says so: the requester agent did not carry out `replicate 2`, and its numbers are not
+ * reported as replication's.
+ */
+import type { ReportSection } from '../report/report.js'
+import type { FleetNode, Workload } from '../model.js'
+import { runAdversarial, type AdversarialContext, type AdversarialSpec } from './adversarial.js'
+import { verificationMeasures, type VerificationMeasures } from './verification-measures.js'
+import type { Scenario, ScenarioData, ScenarioOptions, ScenarioResult } from './scenario.js'
+
+export const CHEATERS_DEFAULTS = Object.freeze({ nodes: 200, jobs: 100 })
+export const CHEATER_SHARE = 0.30
+export const REPLICATE_VARIANT = 'replicate-2'
+/** The issue's target for wrong results accepted under `replicate 2` with fraud proofs. */
+export const REPLICATE_MAX_WRONG_SHARE = 0.0005
+
+/** One IPv4 address per node, each in a /16 of its own (index i → 20+⌊i/256⌋.(i mod 256).0.1). */
+export function distinctNetworks (workload: Workload): (node: FleetNode) => readonly string[] {
+  const index = new Map(workload.fleet.map((n, i) => [n.id, i]))
+  return (node) => {
+    const i = index.get(node.id) ?? 0
+    return [`/ip4/${20 + Math.floor(i / 256)}.${i % 256}.0.1/tcp/4001`]
+  }
+}
+
+export const CHEATERS_SPEC: AdversarialSpec = {
+  name: 'cheaters',
+  groups: [{
+    name: 'cheater',
+    share: CHEATER_SHARE,
+    behaviour: () => ({ collude: true }),
+    describe: 'bid and run like honest providers, then sign a receipt for the colluders\' shared wrong output'
+  }],
+  minRelativeCompletion: 0.95,
+  claim: 'colluding cheaters do not lower completion (at least 95 % of the completion without them): they deliver, wrongly',
+  assumptions: [
+    `Cheaters: ${CHEATER_SHARE * 100} % of the nodes collude: each job's wrong output is one CID they all sign, so two cheaters replicating a job agree. Every node's ad lists an address in its own /16, so replicate's subnet rule never keeps two cheaters apart.`,
+    'A wrong result accepted: the requester paid a final settled payment for a receipt naming another output than the job\'s true one. Overhead: GPU-seconds of every receipt signed over one complete run of each job that ran.'
+  ],
+  market: (workload) => ({ addrsOf: distinctNetworks(workload) }),
+  variants: [{ name: REPLICATE_VARIANT, market: { verification: { mode: 'replicate', k: 2 } } }],
+  sections: (context) => [verificationSection(context)]
+}
+
+const r4 = (x: number | null): number | null => (x === null ? null : Math.round(x * 10_000) / 10_000)
+const pct = (x: number | null, digits = 1): string => (x === null ? 'n/a' : `${(x * 100).toFixed(digits)} %`)
+
+interface RunRow extends VerificationMeasures { run: string, verification: string, carriedOut: boolean, awardsToCheaters: number, awards: number }
+
+/** The section: wrong results accepted and compute overhead per run. */
+export function verificationSection ({ runs, adversaries }: AdversarialContext): ReportSection {
+  const rows: RunRow[] = []
+  for (const [name, run] of runs) {
+    const jobs = [...run.harness.world.jobs.keys()]
+    const m = verificationMeasures(run.harness.recorder, jobs)
+    const replicate = name.endsWith(`+${REPLICATE_VARIANT}`)
+    const awards = run.harness.recorder.awards
+    rows.push({
+      run: name,
+      verification: replicate ? 'replicate 2' : 'none',
+      // replicate 2 is carried out only where some job got a second award at one attempt
+      carriedOut: !replicate || m.replicatedJobs > 0,
+      awards: awards.length,
+      awardsToCheaters: awards.filter((a) => adversaries.has(a.provider.slice('peer:'.length))).length,
+      ...m
+    })
+  }
+  const json = rows.map((r) => r.carriedOut
+    ? { ...r, wrongShare: r4(r.wrongShare), overhead: r4(r.overhead) }
+    : { run: r.run, verification: r.verification, carriedOut: false, jobs: r.jobs, replicatedJobs: r.replicatedJobs, accepted: null, wrongAccepted: null, wrongShare: null, overhead: null, note: 'the requester agent did not carry out replicate 2: no job got a second award' })
+  const md: string[] = []
+  md.push('Wrong results accepted (the requester paid as settled for a receipt naming a wrong output) and the compute verification cost (GPU-hours run / GPU-hours needed). The wrong share follows the cheaters\' share of the awards, not of the identities; in the run without cheaters their nodes are honest.', '')
+  md.push('| run | verification | jobs | accepted | wrong accepted | share of accepted | awards to the cheaters\' nodes | GPU-h run | GPU-h needed | overhead |')
+  md.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|')
+  for (const r of rows) {
+    if (!r.carriedOut) { md.push(`| ${r.run} | ${r.verification} | ${r.jobs} | — | — | not carried out | — | — | — | — |`); continue }
+    md.push(`| ${r.run} | ${r.verification} | ${r.jobs} | ${r.accepted} | ${r.wrongAccepted} | ${pct(r.wrongShare, 2)} | ${r.awardsToCheaters} of ${r.awards} | ${(r.gpuSecondsRun / 3600).toFixed(1)} | ${(r.gpuSecondsNeeded / 3600).toFixed(1)} | ${r.overhead === null ? 'n/a' : `${r.overhead.toFixed(3)}×`} |`)
+  }
+  md.push('')
+  for (const r of rows.filter((x) => !x.carriedOut)) {
+    md.push(`**${r.run}: not measured.** The requester agent does not carry out \`replicate 2\` yet: no job of ${r.jobs} got a second award at one attempt, so each ran once, as under \`none\`. The target (wrong results accepted ≤ ${pct(REPLICATE_MAX_WRONG_SHARE, 2)} with fraud proofs) is neither met nor missed here.`)
+  }
+  return { key: 'verification', title: 'Verification', json: { runs: json }, markdown: md }
+}
+
+export const cheaters: Scenario = {
+  name: 'cheaters',
+  summary: `${CHEATER_SHARE * 100} % colluding cheaters returning one shared wrong output: wrong results accepted and compute overhead under verification none and replicate 2`,
+  defaults: CHEATERS_DEFAULTS,
+  run (data: ScenarioData, options: ScenarioOptions): ScenarioResult {
+    return runAdversarial(CHEATERS_SPEC, data, { ...options, nodes: options.nodes ?? CHEATERS_DEFAULTS.nodes, jobs: options.jobs ?? CHEATERS_DEFAULTS.jobs })
+  }
+}
