@@ -30,6 +30,7 @@ import { JobSpecError, buildJobRequest, validateJobSpec, type JobSpecFields } fr
 import { ledgerView } from './ledger-view.js'
 import { ProviderMarket } from './provider.js'
 import { createRealScheduler } from './real-scheduler.js'
+import { loadSpotcheckSeed } from './requester-seed.js'
 import { RequesterMarket } from './requester.js'
 import { MarketStore } from './store.js'
 import type { LedgerView } from './views.js'
@@ -105,7 +106,8 @@ export class Market {
       scheduler,
       log: loggers.forComponent('requester'),
       ...(metrics !== undefined ? { metrics } : {}),
-      ...(options.knownAds !== undefined ? { knownAds: options.knownAds } : {})
+      ...(options.knownAds !== undefined ? { knownAds: options.knownAds } : {}),
+      trust: { spotcheckSeed: await loadSpotcheckSeed(options.dataDir) }
     })
     const provider = new ProviderMarket({
       signer: options.signer,

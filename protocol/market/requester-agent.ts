@@ -42,6 +42,7 @@ import { awardKey, credits, note, short, type AgentJob, type Run } from './reque
 import type { AgentJobView, RequesterAgentEffect, RequesterAgentEvent } from './requester-agent-types.js'
 
 export * from './requester-agent-types.js'
+export { awardKey } from './requester-agent-job.js'
 
 /** What a replicated or spot-checked job needs beyond the market's parameters (all optional). */
 export interface RequesterTrustOptions {
