@@ -60,6 +60,8 @@ export interface MarketOptions {
   knownAds?: (job: JobRequest) => Promise<KnownProviders>
   /** Executors by kind (default: setupExecutors — process, wasm and docker as configured, process only when its sandbox can run). */
   executors?: Partial<Record<'process' | 'wasm' | 'docker', Executor>>
+  /** Providers' addresses for replication's independence rule beyond the connections to them (protocol/trust/replicate.ts AddressLookup). */
+  replicaAddresses?: (peer: string) => readonly string[] | undefined
 }
 
 export class Market {
@@ -107,7 +109,7 @@ export class Market {
       log: loggers.forComponent('requester'),
       ...(metrics !== undefined ? { metrics } : {}),
       ...(options.knownAds !== undefined ? { knownAds: options.knownAds } : {}),
-      trust: { spotcheckSeed: await loadSpotcheckSeed(options.dataDir) }
+      trust: { spotcheckSeed: await loadSpotcheckSeed(options.dataDir), ...(options.replicaAddresses !== undefined ? { addresses: options.replicaAddresses } : {}) }
     })
     const provider = new ProviderMarket({
       signer: options.signer,

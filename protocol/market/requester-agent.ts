@@ -70,8 +70,12 @@ export class RequesterAgent implements ReplicaHost {
     if (trust.spotcheckSeed !== undefined) this.spotcheckSeed = trust.spotcheckSeed
   }
 
-  /** A provider's addresses: those its bids came with, else the lookup given. */
-  readonly addresses: AddressLookup = (provider) => this.bidderAddrs.get(provider) ?? this.trust.addresses?.(provider)
+  /** A provider's addresses: those its bids came with and the lookup's (undefined: neither knows any). */
+  readonly addresses: AddressLookup = (provider) => {
+    const seen = this.bidderAddrs.get(provider)
+    const looked = this.trust.addresses?.(provider)
+    return seen === undefined ? looked : looked === undefined ? seen : [...seen, ...looked]
+  }
   readonly reliability = (peer: string, now: number): number | undefined => this.reputation.reliability(peer, now)
   readonly newcomer = (peer: string): boolean => (this.reputation.history(peer)?.ok ?? 0) === 0
   readonly record = (peer: string, ok: boolean, now: number): void => { this.reputation.record(peer, ok, now) }

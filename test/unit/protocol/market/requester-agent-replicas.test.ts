@@ -170,6 +170,16 @@ describe('the requester agent: replicate k and spotcheck (protocol/market/replic
     assert.deepEqual(d.of('finished').map((f) => f.status), ['settled'])
   })
 
+  it('a re-auctioned replica skips a bid sharing a network with a running replica, though it is cheaper', () => {
+    const d = replicaDriver(verifiedJob({ mode: 'replicate', k: 2 }))
+    closedRound(d, [1, 2])
+    d.from(2, { type: 'award-response', decision: 'decline', reason: 'busy' }, 1)
+    d.bid(4, 500_000, {}, ['/ip4/10.1.77.1/tcp/4001'])
+    d.bid(3, 1_300_000)
+    d.runTo(d.now + WINDOW)
+    assert.deepEqual(d.of('send-award').map((a) => a.provider), [peer(1), peer(2), peer(3)])
+  })
+
   it('cancel cancels every replica', () => {
     const d = replicaDriver(verifiedJob({ mode: 'replicate', k: 2 }))
     closedRound(d, [1, 2, 3])

@@ -67,6 +67,18 @@ describe('the requester agent: spotcheck perMille (protocol/market/replica-runs.
     assert.deepEqual(d.state?.replication?.replicas.map((r) => r.role), ['original', 'check', 'tie-break'])
   })
 
+  it('drawn, but no provider bids for the check (the round re-opened once): the first run is paid, unverified', () => {
+    const d = replicaDriver(job, { addresses: addressesOf(), spotcheckSeed: on })
+    d.submit()
+    d.bid(1, 1_000_000)
+    d.runTo(NOW + WINDOW)
+    deliverReplica(d, 1, 'x')
+    d.runTo(d.now + 3 * WINDOW)
+    assert.deepEqual(d.of('pay').filter((p) => p.final).map((p) => p.payee), [peer(1)])
+    assert.deepEqual(d.of('finished').map((f) => f.status), ['settled'])
+    assert.match(d.state?.state.reason ?? '', /^unverified/)
+  })
+
   it('not drawn (a seed whose draw is just at perMille × 2³² / 1000), or no seed: the single run is paid at once', () => {
     const d = replicaDriver(job, { addresses: addressesOf(), spotcheckSeed: off })
     d.submit()
