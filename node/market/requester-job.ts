@@ -12,6 +12,7 @@ import type { NodeMetrics } from '../metrics.js'
 import type { ExecChannel } from '../services/exec.js'
 import type { MarketGossip } from './gossip.js'
 import type { JobRecord } from './requester-views.js'
+import type { ResultView } from './views.js'
 import type { MarketStore } from './store.js'
 
 export interface RequesterOptions {
@@ -63,6 +64,8 @@ export interface Attempt {
   logAtReceipt?: number
   /** The receipt, once it came: its outputs are fetched on the agent's `fetch-outputs`. */
   receipt?: OpenedMessage<'receipt'>
+  /** Its outputs, once fetched and verified (a replicated job keeps each replica's). */
+  outputs?: ResultView['outputs']
 }
 
 export interface ActiveJob {

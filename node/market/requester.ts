@@ -19,7 +19,7 @@ import { createRealScheduler } from './real-scheduler.js'
 import { openStream, talk } from './requester-exec.js'
 import type { ActiveJob, Attempt, RequesterOptions, RequesterShell } from './requester-job.js'
 import { sealAuctionRound, sealAward, sealJobCancel } from './requester-messages.js'
-import { fetchAndVerify } from './requester-outputs.js'
+import { fetchAndVerify, keepMatchedOutputs } from './requester-outputs.js'
 import { reexecuteAndTell } from './requester-reexecute.js'
 import { endAward, pay, recordFailure } from './requester-payments.js'
 import { jobView, type JobRecord } from './requester-views.js'
@@ -338,6 +338,8 @@ export class RequesterMarket implements RequesterShell {
         this.explain(active, now)
         return
       case 'finished':
+        keepMatchedOutputs(active)
+        this.save(active)
         for (const cancel of active.wakes.values()) cancel()
         active.wakes.clear()
         for (const attempt of active.attempts.values()) void attempt.opened?.then(async (channel) => { await channel?.close() })

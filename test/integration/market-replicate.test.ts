@@ -70,5 +70,9 @@ describe('replicate 2: a wasm job on two of three providers (in-process)', funct
       else assert.equal(earned.length, 0, `provider ${i} holds no award`)
     }
     assert.ok(view.paid > 0)
+    // the result is a paid replica's outputs, fetched and checked
+    const result = requester.market!.requester.result(job)
+    assert.deepEqual(result?.outputs.map((o) => o.path), ['out.txt'])
+    assert.equal(await readFile(result?.outputs[0]?.file as string, 'utf8'), 'agreed')
   })
 })
