@@ -18,8 +18,8 @@
  *    is marked a newcomer: its failure before answering the award does not use up the job's attempts
  *    (issue 9, bug 10) — a throw-away identity that failed before is no more trusted than a new one —
  *    while the exclusion and the failure recorded make later rounds prefer others;
- *  - verification beyond the receipt (replicate/spotcheck) needs a second provider's run (the trust
- *    layer): a verified set of outputs is accepted;
+ *  - `replicate k` and a drawn `spotcheck` run one lifecycle per replica and compare their receipts
+ *    (replica-runs.ts); a job without verification is accepted on its verified outputs;
  *  - every award that ends gets a ledger ending: a final payment (settled, cancelled or preempted
  *    with work done) or `end-award` (before the run, or failed), so both ledgers hold every award.
  */
