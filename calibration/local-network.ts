@@ -43,6 +43,8 @@ export interface NodeSpec {
   probes?: Record<string, unknown>
   /** This node's clock (default Date.now): a skewed clock, e.g. () => Date.now() + 5_000. */
   now?: () => number
+  /** In-process networks have no IP addresses: the ones replication's independence rule reads instead. */
+  replicaAddresses?: (peer: string) => readonly string[] | undefined
 }
 
 export interface NetworkOptions {
@@ -113,6 +115,7 @@ export async function startDaemon (root: string, spec: NodeSpec, options: { role
     peerStore: 'memory' as const,
     ...(spec.market !== undefined ? { market: spec.market } : {}),
     ...(spec.now !== undefined ? { now: spec.now } : {}),
+    ...(spec.replicaAddresses !== undefined ? { replicaAddresses: spec.replicaAddresses } : {}),
     libp2p: { transports: [options.delay !== undefined ? delayedMemory(options.delay) : memory()], connectionEncrypters: [plaintext()], streamMuxers: [yamux()] }
   }
   const daemon = options.role === 'bootstrap' ? await startBootstrap(daemonOptions) : await Daemon.start({ ...daemonOptions, role: 'node' })

@@ -13,7 +13,7 @@ import { relativeSegments } from '../node/executors/jobfs.js'
 import { JobSpecError, checkInputFiles, normaliseJobSpec, parseJobFile, validateJobSpec, type JobSpec, type JobSpecFields } from '../node/market/job-spec.js'
 import type { JobEvent, JobView, LogsView, OutputFileView, ResultView } from '../node/market/views.js'
 import type { JobVerifyView } from '../node/trust/convictions.js'
-import { formatMicros } from '../protocol/index.js'
+import { formatMicros, type ReplicationView } from '../protocol/index.js'
 import { requireConnected } from './client-commands.js'
 import { collect } from './config-flags.js'
 import { dataDirOf } from './context.js'
@@ -69,7 +69,9 @@ const SPEC_FLAGS: Array<[string, string, string, string, boolean?]> = [
   ['--region <region>', 'region', 'regions', 'acceptable region, e.g. eu (repeatable or comma list)', true],
   ['--residency <mode>', 'residency', 'residency', 'strict or prefer (default)'],
   ['--bid-window <duration>', 'bidWindow', 'bidWindowMs', 'how long bids are collected: 2s or ms (default 2s)'],
-  ['--payment-rule <rule>', 'paymentRule', 'paymentRule', 'first-price (default) or second-score']
+  ['--payment-rule <rule>', 'paymentRule', 'paymentRule', 'first-price (default) or second-score'],
+  ['--replicate <k>', 'replicate', 'verification', 'run on k (2 … 5) independent providers and compare the outputs'],
+  ['--spotcheck <perMille>', 'spotcheck', 'verification', 're-run this share (per mille, 1 … 1000) of jobs on a second provider and compare']
 ]
 
 const attribute = (flag: string): string => (flag.split(' ')[0] as string).slice(2).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())
@@ -277,6 +279,19 @@ function printOutputs (outputs: OutputFileView[]): void {
   out(table(['OUTPUT', 'SIZE', 'FILE'], outputs.map((o) => [o.path, String(o.size), o.file])))
 }
 
+/** `job status` lines for a replicated or spot-checked job: each replica, the output groups, the outcome. */
+export function replicationLines (r: ReplicationView): string[] {
+  const lines = [`  verify:    ${r.mode === 'replicate' ? `replicate ${r.k}` : 'spotcheck: drawn, re-run on a second provider'}${r.shortfall !== undefined ? ` (${r.shortfall})` : ''}`]
+  for (const x of r.replicas) {
+    lines.push(`             ${x.role} ${x.provider !== undefined ? abbrev(x.provider) : '(bidding)'} attempt ${x.attempt}: ${x.status}` +
+      (x.outputs !== undefined ? `, outputs ${abbrev(x.outputs)}` : '') + (x.verdict !== undefined ? `, ${x.verdict}` : ''))
+  }
+  for (const g of r.groups ?? []) lines.push(`  outputs:   ${g.outputs} by ${g.providers.map(abbrev).join(', ')}`)
+  if (r.reexecution !== undefined) lines.push(`  re-run:    ${r.reexecution}`)
+  if (r.outcome !== undefined) lines.push(`  compared:  ${r.outcome}`)
+  return lines
+}
+
 export async function jobStatusCommand (id: string, command: Command): Promise<void> {
   const job = await (await clientOf(command)).get<JobView>('/v1/job', { id })
   if (command.opts().json === true) return out(toJson(job))
@@ -296,6 +311,7 @@ export async function jobStatusCommand (id: string, command: Command): Promise<v
     lines.push(`  receipt:   exit ${r.exitCode}, ${r.gpuSeconds} GPU-s, outputs ${r.outputs} (${r.outputsValid ? 'checked' : 'NOT checked'})`)
   }
   lines.push(`  paid:      ${credits(job.paid)} cr`)
+  if (job.replication !== undefined) lines.push(...replicationLines(job.replication))
   out(lines.join('\n'))
   if (job.bids.length > 0) {
     out(`\nbids (round ${job.round}):`)

@@ -60,6 +60,8 @@ export interface DaemonOptions {
    * billing interval put in awards, bid damping, …). Invalid ones throw InvalidMarketParamsError.
    */
   market?: MarketParamsInit
+  /** Providers' addresses for replication's independence rule beyond the connections to them (in-process tests: the memory transport has no IP). */
+  replicaAddresses?: (peer: string) => readonly string[] | undefined
   /**
    * Where libp2p keeps its peer store and DHT records: a level database in the data dir (default),
    * or memory. In-process networks of many nodes use memory: dozens of level databases in one
@@ -226,6 +228,7 @@ export class Daemon {
         const found = await this.findProviders(queryFor(job), { timeoutMs: 5_000 })
         return { providers: found.providers, unreachable: found.failures.map((f) => f.peerId) }
       },
+      ...(this.options.replicaAddresses !== undefined ? { replicaAddresses: this.options.replicaAddresses } : {}),
       params
     })
     const market = this.market

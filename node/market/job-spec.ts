@@ -230,8 +230,27 @@ export function normaliseJobSpec (friendly: unknown, options: NormaliseOptions =
       problems.push(`${name(used)}: ${err.message}`)
     }
   }
+  verificationOf(out, name, problems)
   if (problems.length > 0) throw new JobSpecError(problems, options.source)
   return out
+}
+
+/** The friendly `replicate: K` / `spotcheck: PERMILLE` (flags --replicate, --spotcheck) as the job's `verification`; the schema checks the range. */
+function verificationOf (out: JobSpecFields, name: (key: string) => string, problems: string[]): void {
+  const { replicate, spotcheck } = out
+  delete out.replicate
+  delete out.spotcheck
+  if (replicate === undefined && spotcheck === undefined) return
+  if (replicate !== undefined && spotcheck !== undefined) { problems.push(`${name('replicate')}: give only one of ${name('replicate')}, ${name('spotcheck')}`); return }
+  if (out.verification !== undefined) { problems.push(`${name(replicate !== undefined ? 'replicate' : 'spotcheck')}: give only one of it and verification`); return }
+  try {
+    out.verification = replicate !== undefined
+      ? { mode: 'replicate', k: numberOr('a number of replicas')(replicate, '') }
+      : { mode: 'spotcheck', perMille: numberOr('a rate per mille (1 … 1000)')(spotcheck, '') }
+  } catch (err) {
+    if (!(err instanceof Bad)) throw err
+    problems.push(`${name(replicate !== undefined ? 'replicate' : 'spotcheck')}: ${err.message}`)
+  }
 }
 
 /** Validate spec fields; throws JobSpecError listing every problem. */

@@ -31,6 +31,7 @@ import { JobSpecError, buildJobRequest, validateJobSpec, type JobSpecFields } fr
 import { ledgerView } from './ledger-view.js'
 import { ProviderMarket } from './provider.js'
 import { createRealScheduler } from './real-scheduler.js'
+import { loadSpotcheckSeed } from './requester-seed.js'
 import { RequesterMarket } from './requester.js'
 import { MarketStore } from './store.js'
 import type { LedgerView } from './views.js'
@@ -60,6 +61,8 @@ export interface MarketOptions {
   knownAds?: (job: JobRequest) => Promise<KnownProviders>
   /** Executors by kind (default: setupExecutors — process, wasm and docker as configured, process only when its sandbox can run). */
   executors?: Partial<Record<'process' | 'wasm' | 'docker', Executor>>
+  /** Providers' addresses for replication's independence rule beyond the connections to them (protocol/trust/replicate.ts AddressLookup). */
+  replicaAddresses?: (peer: string) => readonly string[] | undefined
 }
 
 export class Market {
@@ -109,7 +112,8 @@ export class Market {
       scheduler,
       log: loggers.forComponent('requester'),
       ...(metrics !== undefined ? { metrics } : {}),
-      ...(options.knownAds !== undefined ? { knownAds: options.knownAds } : {})
+      ...(options.knownAds !== undefined ? { knownAds: options.knownAds } : {}),
+      trust: { spotcheckSeed: await loadSpotcheckSeed(options.dataDir), ...(options.replicaAddresses !== undefined ? { addresses: options.replicaAddresses } : {}) }
     })
     const provider = new ProviderMarket({
       signer: options.signer,

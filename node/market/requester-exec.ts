@@ -97,7 +97,7 @@ function onReceipt (shell: RequesterShell, active: ActiveJob, attempt: Attempt, 
   }
   shell.dispatch(active, {
     type: 'receipt', now: shell.scheduler.now(), job: active.id, attempt: attempt.number, provider: attempt.provider,
-    exitCode: r.exitCode, gpuSeconds: r.gpuSeconds, forThisRequester: r.requester === shell.options.signer.peerId
+    exitCode: r.exitCode, gpuSeconds: r.gpuSeconds, forThisRequester: r.requester === shell.options.signer.peerId, receipt
   })
   void shell.options.store.putEnvelope(receipt.cid.toString(), receipt.bytes).catch((err: unknown) => {
     shell.options.log.error('cannot store the receipt', { job: active.id, error: err })

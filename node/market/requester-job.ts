@@ -4,7 +4,7 @@
  * store. Nothing here decides: the agent does; the shell's files (requester*.ts) share these types.
  */
 import type { Signer } from '../../crypto/index.js'
-import type { Cancel, EvidenceRef, JobRequest, KnownProviders, MarketParams, OpenedMessage, RequesterAgentEvent, Scheduler, SealedMessage } from '../../protocol/index.js'
+import type { Cancel, EvidenceRef, JobRequest, KnownProviders, MarketParams, OpenedMessage, RequesterAgentEvent, RequesterTrustOptions, Scheduler, SealedMessage } from '../../protocol/index.js'
 import type { BlobStore } from '../blobs/store.js'
 import type { GpumeshLibp2p } from '../libp2p.js'
 import type { Logger } from '../logger.js'
@@ -12,6 +12,7 @@ import type { NodeMetrics } from '../metrics.js'
 import type { ExecChannel } from '../services/exec.js'
 import type { MarketGossip } from './gossip.js'
 import type { JobRecord } from './requester-views.js'
+import type { ResultView } from './views.js'
 import type { MarketStore } from './store.js'
 
 export interface RequesterOptions {
@@ -31,6 +32,11 @@ export interface RequesterOptions {
   metrics?: NodeMetrics
   /** The providers that might run `job`, for the no-bids explanation (a DHT lookup: ads fetched, peers without one). */
   knownAds?: (job: JobRequest) => Promise<KnownProviders>
+  /**
+   * Replication's independence view and the spotcheck seed (protocol/market/replica-runs.ts): a lookup of
+   * a provider's addresses beyond the connections to it, trust clusters, the 32-byte secret seed.
+   */
+  trust?: RequesterTrustOptions
 }
 
 /** What is kept per award attempt: the signed award, its stream and the envelopes that may become evidence. */
@@ -58,13 +64,16 @@ export interface Attempt {
   logAtReceipt?: number
   /** The receipt, once it came: its outputs are fetched on the agent's `fetch-outputs`. */
   receipt?: OpenedMessage<'receipt'>
+  /** Its outputs, once fetched and verified (a replicated job keeps each replica's). */
+  outputs?: ResultView['outputs']
 }
 
 export interface ActiveJob {
   id: string
   record: JobRecord
   request: SealedMessage<'job-request'>
-  attempts: Map<number, Attempt>
+  /** By awardKey(attempt, provider): a replicated job holds several awards at one attempt. */
+  attempts: Map<string, Attempt>
   /** Pending wakes by time. */
   wakes: Map<number, Cancel>
   /** The agent's effects are carried out one at a time, in order. */

@@ -25,13 +25,16 @@ export async function fetchAndVerify (shell: RequesterShell, active: ActiveJob, 
   if (receipt === undefined) return
   const r = receipt.payload
   let detail: string | undefined
+  // a replicated job keeps each replica's set apart (`outputs-<attempt>-<provider>`); the comparison picks the result (keepMatchedOutputs)
+  const replicated = active.request.payload.verification.mode !== 'none'
   try {
-    active.record.outputs = await fetchOutputs(shell, active, attempt, r.outputs)
+    attempt.outputs = await fetchOutputs(shell, active, attempt, r.outputs, replicated ? `outputs-${attempt.number}-${attempt.provider}` : 'outputs')
+    if (!replicated || active.record.outputs === undefined) active.record.outputs = attempt.outputs
   } catch (err) {
     detail = (err as Error).message
   }
   if (detail === undefined) await completeLog(shell, active, attempt, r.logs)
-  const produced = new Set((active.record.outputs ?? []).map((o) => o.path))
+  const produced = new Set((attempt.outputs ?? []).map((o) => o.path))
   const missingOutputs = detail === undefined ? [...new Set(active.request.payload.workload.outputs)].filter((p) => !produced.has(p)) : []
   if (active.record.receipt !== undefined && active.record.receipt.cid === receipt.cid.toString()) active.record.receipt.outputsValid = detail === undefined
   const base = { now: shell.scheduler.now(), job: active.id, attempt: attempt.number, provider: attempt.provider }
@@ -40,7 +43,16 @@ export async function fetchAndVerify (shell: RequesterShell, active: ActiveJob, 
     : { type: 'outputs-mismatch', ...base, detail })
 }
 
-async function fetchOutputs (shell: RequesterShell, active: ActiveJob, attempt: Attempt, manifestCid: CID): Promise<ResultView['outputs']> {
+/** Once a replicated job ended: its result is the outputs of a replica the comparison paid (none paid: none shown). */
+export function keepMatchedOutputs (active: ActiveJob): void {
+  const replication = active.record.replication
+  if (replication === undefined) return
+  const matched = replication.replicas.find((r) => r.verdict === 'matched' && r.provider !== undefined)
+  const attempt = matched === undefined ? undefined : [...active.attempts.values()].find((a) => a.number === matched.attempt && a.provider === matched.provider)
+  active.record.outputs = attempt?.outputs ?? []
+}
+
+async function fetchOutputs (shell: RequesterShell, active: ActiveJob, attempt: Attempt, manifestCid: CID, dirName: string): Promise<ResultView['outputs']> {
   const blob = shell.options.node.services.blob
   const peer = peerIdFromString(attempt.provider)
   const manifestBytes = await blob.fetch(peer, manifestCid, { maxBytes: MAX_MANIFEST_BYTES })
@@ -55,7 +67,7 @@ async function fetchOutputs (shell: RequesterShell, active: ActiveJob, attempt: 
     files.push({ ...f, bytes })
   }
   // write only a fully verified set, replacing any earlier attempt's
-  const dir = join(shell.jobDir(active.id), 'outputs')
+  const dir = join(shell.jobDir(active.id), dirName)
   const staging = `${dir}.partial`
   await rm(staging, { recursive: true, force: true })
   for (const f of files) {

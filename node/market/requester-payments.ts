@@ -4,7 +4,7 @@
  * agent's `end-award` when none is due); failure reports sealed and gossiped. The agent decided each
  * amount, ending and subject (protocol/market/requester-agent.ts).
  */
-import { EVIDENCE_TOPIC, type RequesterAgentEffect } from '../../protocol/index.js'
+import { EVIDENCE_TOPIC, awardKey, type RequesterAgentEffect } from '../../protocol/index.js'
 import { sealFailureReport, sealPayment } from './requester-messages.js'
 import type { ActiveJob, RequesterShell } from './requester-job.js'
 import type { LedgerEntry } from './views.js'
@@ -14,8 +14,8 @@ type Effect<T extends RequesterAgentEffect['type']> = Extract<RequesterAgentEffe
 export async function pay (shell: RequesterShell, active: ActiveJob, effect: Effect<'pay'>): Promise<void> {
   const { store, signer } = shell.options
   const now = shell.scheduler.now()
-  const attempt = active.attempts.get(effect.attempt)
-  if (attempt === undefined) throw new Error(`no award for attempt ${effect.attempt}`)
+  const attempt = active.attempts.get(awardKey(effect.attempt, effect.payee))
+  if (attempt === undefined) throw new Error(`no award for attempt ${effect.attempt} to ${effect.payee}`)
   attempt.paySeq++
   const payment = sealPayment(signer, active.request, attempt.award, attempt.paySeq, effect, now)
   attempt.evidence['last-payment'] = payment.bytes
@@ -36,7 +36,7 @@ export async function pay (shell: RequesterShell, active: ActiveJob, effect: Eff
   await attempt.channel?.sendMessage(payment.bytes).catch((err: unknown) => {
     shell.options.log.debug('payment not delivered', { job: active.id, error: (err as Error).message })
   })
-  shell.dispatch(active, { type: 'payment-sent', now: shell.scheduler.now(), job: active.id, attempt: effect.attempt, cumulative: effect.cumulative })
+  shell.dispatch(active, { type: 'payment-sent', now: shell.scheduler.now(), job: active.id, attempt: effect.attempt, cumulative: effect.cumulative, provider: effect.payee })
 }
 
 /**
@@ -44,7 +44,7 @@ export async function pay (shell: RequesterShell, active: ActiveJob, effect: Eff
  * written when no payment was made yet, so the buyer's ledger holds every award it sent.
  */
 export async function endAward (shell: RequesterShell, active: ActiveJob, effect: Effect<'end-award'>): Promise<void> {
-  const attempt = active.attempts.get(effect.attempt)
+  const attempt = active.attempts.get(awardKey(effect.attempt, effect.payee))
   if (attempt === undefined) return // the award was never sealed: nobody holds it
   const store = shell.options.store
   const award = attempt.award.cid.toString()
@@ -66,7 +66,7 @@ export async function endAward (shell: RequesterShell, active: ActiveJob, effect
 
 /** Seal the failure report with its evidence, keep it, stop the attempt's stream, gossip it. */
 export async function recordFailure (shell: RequesterShell, active: ActiveJob, effect: Effect<'record-failure'>): Promise<void> {
-  const attempt = active.attempts.get(effect.attempt)
+  const attempt = active.attempts.get(awardKey(effect.attempt, effect.subject))
   const report = sealFailureReport(shell.options.signer, active.request, effect, effect.evidence.map((ref) => attempt?.evidence[ref]), shell.scheduler.now())
   await shell.options.store.putEnvelope(report.cid.toString(), report.bytes)
   attempt?.channel?.abort(new Error(`attempt failed: ${effect.reason}`))

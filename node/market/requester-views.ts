@@ -1,7 +1,7 @@
 /**
  * The requester's stored record of a job, and the JobView the API returns from it.
  */
-import type { JobRequest, NoBidsExplanation, RequesterJob } from '../../protocol/index.js'
+import type { JobRequest, NoBidsExplanation, ReplicationView, RequesterJob } from '../../protocol/index.js'
 import type { AwardView, BidView, JobEvent, JobView, OutputFileView, ReceiptView } from './views.js'
 
 /** Kept in the market store under `market-requester/<job id>` (plain JSON). */
@@ -19,6 +19,8 @@ export interface JobRecord {
   /** Micros committed to providers, all attempts together. */
   paid: number
   explanation?: NoBidsExplanation
+  /** A replicated or spot-checked job's replicas and comparison (the agent's view). */
+  replication?: ReplicationView
   events: JobEvent[]
   logBytes: number
   /** Set (with why) once some of the job's log was not kept. */
@@ -45,6 +47,7 @@ export function jobView (record: JobRecord, job: JobRequest, state: RequesterJob
     logBytes: record.logBytes,
     ...(record.logCut !== undefined ? { logCut: record.logCut } : {}),
     ...(record.explanation !== undefined ? { explanation: record.explanation } : {}),
+    ...(record.replication !== undefined ? { replication: record.replication } : {}),
     events: timelineOf(record.events)
   }
 }

@@ -8,8 +8,9 @@
  */
 import { mkdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { peerIdFromString } from '@libp2p/peer-id'
 import {
-  RequesterAgent, defaultMarketParams, explainNoBids, isRequesterFinal, jobTopics, openMessage,
+  RequesterAgent, awardKey, defaultMarketParams, explainNoBids, isRequesterFinal, jobTopics, openMessage,
   type OpenedMessage, type RequesterAgentEffect, type RequesterAgentEvent, type Scheduler, type SealedMessage
 } from '../../protocol/index.js'
 import { InvalidEvidenceError, type Evidence } from '../../protocol/trust/reputation-evidence.js'
@@ -18,7 +19,8 @@ import { createRealScheduler } from './real-scheduler.js'
 import { openStream, talk } from './requester-exec.js'
 import type { ActiveJob, Attempt, RequesterOptions, RequesterShell } from './requester-job.js'
 import { sealAuctionRound, sealAward, sealJobCancel } from './requester-messages.js'
-import { fetchAndVerify } from './requester-outputs.js'
+import { fetchAndVerify, keepMatchedOutputs } from './requester-outputs.js'
+import { reexecuteAndTell } from './requester-reexecute.js'
 import { endAward, pay, recordFailure } from './requester-payments.js'
 import { jobView, type JobRecord } from './requester-views.js'
 import type { JobView, LogsView, ResultView } from './views.js'
@@ -45,7 +47,7 @@ export class RequesterMarket implements RequesterShell {
   constructor (readonly options: RequesterOptions) {
     const params = options.params ?? defaultMarketParams
     this.scheduler = options.scheduler ?? createRealScheduler(options.now)
-    this.agent = new RequesterAgent(options.signer.peerId, params)
+    this.agent = new RequesterAgent(options.signer.peerId, params, options.trust ?? {})
   }
 
   get peerId (): string {
@@ -97,7 +99,9 @@ export class RequesterMarket implements RequesterShell {
     await mkdir(this.jobDir(id), { recursive: true, mode: 0o700 })
     this.options.gossip.subscribe(jobTopics(job.placement))
     const active = this.newJob(record, request)
-    this.dispatch(active, { type: 'job-submitted', now, cid: request.cid, request: job })
+    // the opened request: a replicated or spot-checked job's comparison reads it
+    const envelope = job.verification.mode === 'none' ? undefined : openMessage(request.bytes, 'job-request', { now, historical: true })
+    this.dispatch(active, { type: 'job-submitted', now, cid: request.cid, request: job, ...(envelope !== undefined ? { envelope } : {}) })
     if (record.state === undefined) {
       this.jobs.delete(id)
       throw new Error('the job request cannot start an auction')
@@ -110,7 +114,18 @@ export class RequesterMarket implements RequesterShell {
   onBid (bid: OpenedMessage<'bid'>): void {
     const active = this.jobs.get(bid.payload.job.toString())
     if (active === undefined) return
-    this.dispatch(active, { type: 'bid-seen', now: this.scheduler.now(), bid, model: bid.payload.model, region: bid.payload.region })
+    const addrs = active.request.payload.verification.mode === 'none' ? undefined : this.addressesOf(bid.signer)
+    this.dispatch(active, { type: 'bid-seen', now: this.scheduler.now(), bid, model: bid.payload.model, region: bid.payload.region, ...(addrs !== undefined ? { addrs } : {}) })
+  }
+
+  /** Where this node reaches a bidder: the remote addresses of its connections to it (the agent's lookup adds the ad's). */
+  private addressesOf (peer: string): string[] | undefined {
+    try {
+      const addrs = this.options.node.getConnections(peerIdFromString(peer)).map((c) => c.remoteAddr.toString())
+      return addrs.length > 0 ? addrs : undefined
+    } catch {
+      return undefined
+    }
   }
 
   /** When the open round of job `id` (one submitted here) closes; undefined unless it is taking bids. */
@@ -272,6 +287,7 @@ export class RequesterMarket implements RequesterShell {
       if (active.restored !== true) {
         active.record.bids = view.bids
         if (view.award !== undefined) active.record.award = view.award
+        if (view.replication !== undefined) active.record.replication = view.replication
         active.record.paid = view.paid
       }
     }
@@ -316,8 +332,8 @@ export class RequesterMarket implements RequesterShell {
         return
       case 'send-cancel': {
         // a cancel right after the award waits for its stream: the provider must hear it to agree on the ending
-        const channel = await active.attempts.get(effect.attempt)?.opened
-        const attempt = active.attempts.get(effect.attempt)
+        const channel = await active.attempts.get(awardKey(effect.attempt, effect.provider))?.opened
+        const attempt = active.attempts.get(awardKey(effect.attempt, effect.provider))
         if (channel === undefined || attempt === undefined) return
         await channel.sendMessage(sealJobCancel(signer, active.request, attempt.award, effect.reason, now).bytes).catch(() => {})
         return
@@ -333,14 +349,24 @@ export class RequesterMarket implements RequesterShell {
         return
       case 'fetch-outputs': {
         // off the effects' queue: the fetch may take long, and the agent waits for it in `verifying`
-        const attempt = active.attempts.get(effect.attempt)
-        if (attempt !== undefined && attempt.provider === effect.provider) void fetchAndVerify(this, active, attempt)
+        const attempt = active.attempts.get(awardKey(effect.attempt, effect.provider))
+        if (attempt !== undefined) void fetchAndVerify(this, active, attempt)
         return
       }
+      case 'reexecute':
+        // off the effects' queue: the run takes as long as the job
+        void reexecuteAndTell(this, active)
+        return
+      case 'publish-fraud-proof':
+        // the `wrong-output` fraud proof is built and gossiped by the trust layer (h/fraud); until it is wired, logged
+        this.options.log.warn('a replica was shown wrong: fraud proof due', { job: active.id, subject: effect.subject, receipt: effect.receipt })
+        return
       case 'explain':
         this.explain(active, now)
         return
       case 'finished':
+        keepMatchedOutputs(active)
+        this.save(active)
         for (const cancel of active.wakes.values()) cancel()
         active.wakes.clear()
         for (const attempt of active.attempts.values()) void attempt.opened?.then(async (channel) => { await channel?.close() })
@@ -356,8 +382,8 @@ export class RequesterMarket implements RequesterShell {
       number: effect.attempt, award, provider: effect.provider, price: effect.price, evidence: { award: award.bytes },
       paySeq: 0, logReceived: 0, logBytes: 0, logCredit: LOG_WINDOW, grants: new Set([LOG_WINDOW])
     }
-    active.attempts.set(effect.attempt, attempt)
-    this.dispatch(active, { type: 'award-sealed', now, job: active.id, attempt: effect.attempt, award: award.cid.toString(), paymentRule: award.payload.paymentRule })
+    active.attempts.set(awardKey(effect.attempt, effect.provider), attempt)
+    this.dispatch(active, { type: 'award-sealed', now, job: active.id, attempt: effect.attempt, award: award.cid.toString(), paymentRule: award.payload.paymentRule, provider: effect.provider })
     await this.options.store.putEnvelope(award.cid.toString(), award.bytes)
     // third parties can recompute it (protocol/market/award.ts auditAward)
     await this.options.gossip.publish(award, jobTopics(active.request.payload.placement))

@@ -3,7 +3,7 @@
  * `/v1/job/result`, `/v1/ledger`): plain JSON, prices in micro-credits (1 credit = 1e6 micros)
  * per GPU-hour, times in ms since the epoch. The CLI formats these; scripts read them with --json.
  */
-import type { AgentAwardView, AgentBidView } from '../../protocol/index.js'
+import type { AgentAwardView, AgentBidView, ReplicationView } from '../../protocol/index.js'
 import type { ReputationExplanation } from '../../protocol/trust/reputation.js'
 
 /** One line of a job's history, as the requester saw it. */
@@ -74,6 +74,8 @@ export interface JobView {
   logCut?: string
   /** When the last round closed without an acceptable bid: why (protocol/market/explain.ts). */
   explanation?: unknown
+  /** A replicated or spot-checked job: its replicas, their outputs and how the comparison ended (protocol ReplicationView). */
+  replication?: ReplicationView
   events: JobEvent[]
 }
 

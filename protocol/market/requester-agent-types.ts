@@ -6,6 +6,7 @@
  * needs a signature.
  */
 import type { CID } from '../../crypto/index.js'
+import type { OpenedMessage } from '../message.js'
 import type { FailureReason } from '../messages/evidence.js'
 import type { JobRequest } from '../messages/job-request.js'
 import type { JobState } from '../messages/award.js'
@@ -22,21 +23,31 @@ interface AttemptEventBase extends JobEventBase { attempt: number, provider: str
 
 export type RequesterAgentEvent =
   /** A job request this node signed (`cid` is its id). */
-  | { type: 'job-submitted', now: number, cid: CID, request: JobRequest }
+  /**
+   * A job request this node signed (`cid` is its id). `envelope`: the request opened, which a job
+   * with `verification` needs (the replicas' comparison reads it); without it the job runs unverified.
+   */
+  | { type: 'job-submitted', now: number, cid: CID, request: JobRequest, envelope?: OpenedMessage<'job-request'> }
   /**
    * A job read back from the store after a restart, in the state it was saved in. One that was in
    * flight cannot resume (its streams and timers are gone): the agent ends it as failed.
    */
   | { type: 'job-restored', now: number, cid: CID, request: JobRequest, state: RequesterJob }
-  /** A bid seen on gossip (opened: its signer checked); screened on arrival. */
-  | { type: 'bid-seen', now: number, bid: AuctionBid, model: string, region: string }
-  /** The shell's answer to `send-award`: it sealed the award as `award` (its CID string). */
-  | { type: 'award-sealed', now: number, job: string, attempt: number, award: string, paymentRule: 'first-price' | 'second-score' }
+  /**
+   * A bid seen on gossip (opened: its signer checked); screened on arrival. `addrs`: the multiaddrs the
+   * bidder is known at (its ad's `addrs`, the connections to it), for replication's independence rule.
+   */
+  | { type: 'bid-seen', now: number, bid: AuctionBid, model: string, region: string, addrs?: readonly string[] }
+  /**
+   * The shell's answer to `send-award`: it sealed the award as `award` (its CID string). `provider`
+   * (the award's winner) tells replicas at one attempt apart; without it, the job's only award.
+   */
+  | { type: 'award-sealed', now: number, job: string, attempt: number, award: string, paymentRule: 'first-price' | 'second-score', provider?: string }
   | (AttemptEventBase & { type: 'award-response', decision: 'accept' | 'decline', reason?: string })
   /** A `job-status` heartbeat. */
   | (AttemptEventBase & { type: 'job-status', seq: number, state: JobState, gpuSeconds: number, message?: string })
   /** A receipt; `forThisRequester`: it names this node as the requester. */
-  | (AttemptEventBase & { type: 'receipt', exitCode: number, gpuSeconds: number, forThisRequester: boolean })
+  | (AttemptEventBase & { type: 'receipt', exitCode: number, gpuSeconds: number, forThisRequester: boolean, receipt?: OpenedMessage<'receipt'> })
   /** The shell fetched the receipt's outputs and recomputed every CID (`files` of them). */
   | (AttemptEventBase & { type: 'outputs-verified', files: number, missingOutputs?: string[] })
   | (AttemptEventBase & { type: 'outputs-mismatch', detail: string })
@@ -44,8 +55,12 @@ export type RequesterAgentEvent =
   | (AttemptEventBase & { type: 'stream-failed', fault: 'local' | 'remote', detail: string })
   /** The shell could not open the exec stream (the no-show deadline decides). */
   | (AttemptEventBase & { type: 'unreachable', detail: string })
-  /** The shell sent (or tried to send) the payment a `pay` effect asked for. */
-  | (JobEventBase & { type: 'payment-sent', attempt: number, cumulative: number })
+  /** The shell sent (or tried to send) the payment a `pay` effect asked for (`provider`: its payee, which tells replicas apart). */
+  | (JobEventBase & { type: 'payment-sent', attempt: number, cumulative: number, provider?: string })
+  /** The shell's answer to `reexecute`: the CID string of the outputs manifest of its own run. */
+  | (JobEventBase & { type: 'reexecuted', output: string })
+  /** The shell could not re-execute the job (`detail` says why). */
+  | (JobEventBase & { type: 'reexecute-failed', detail: string })
   | (JobEventBase & { type: 'cancel' })
   /** A `wake` came due (or any time: deadlines due by `now` are handled). Without `job`: every job. */
   | { type: 'tick', now: number, job?: string }
@@ -55,7 +70,7 @@ export type RequesterAgentEvent =
 export type RequesterAgentEffect =
   | { type: 'publish-job', job: string }
   /** Re-auction: gossip an auction round for the job (the shell seals it with the job's request). */
-  | { type: 'publish-round', job: string, round: number, attempt: number, excluded: string[], reason: FailureReason | 'no-bids' }
+  | { type: 'publish-round', job: string, round: number, attempt: number, excluded: string[], reason: FailureReason | 'no-bids' | 'replica' }
   /**
    * Seal and send the award (`fields` are the award's payload without its header), open the exec
    * stream, grant the inputs; answer with `award-sealed`. `why`: one line for the job's view.
@@ -95,6 +110,13 @@ export type RequesterAgentEffect =
   | { type: 'note', job: string, kind: string, text: string, peer?: string }
   /** The job reached a final status: stop its wakes, close its streams. */
   | { type: 'finished', job: string, status: RequesterStatus, reason?: string }
+  /**
+   * Re-run the (deterministic) job locally on the requester's own inputs, with the wasm executor's
+   * determinism rules; answer `reexecuted` with the outputs manifest's CID, or `reexecute-failed`.
+   */
+  | { type: 'reexecute', job: string }
+  /** A deterministic replica was shown wrong: build and publish a `wrong-output` fraud proof from its receipt (CID string). */
+  | { type: 'publish-fraud-proof', job: string, subject: string, receipt: string }
   /** Something that did not apply (for a debug log). */
   | { type: 'ignored', job?: string, reason: string }
 
@@ -136,4 +158,36 @@ export interface AgentJobView {
   award?: AgentAwardView
   /** Micros committed to providers, all attempts together. */
   paid: number
+  /** A replicated or spot-checked job: its replicas and their comparison. */
+  replication?: ReplicationView
+}
+
+/** One replica of a replicated (or spot-checked) job as the job view shows it. */
+export interface ReplicaView {
+  /** `replica`: one of the k; `tie-break`: the further one after a split; `original`/`check`: a spotcheck's two runs. */
+  role: 'replica' | 'tie-break' | 'original' | 'check'
+  status: RequesterStatus
+  attempt: number
+  provider?: string
+  /** The award's CID string, once sealed. */
+  award?: string
+  /** Outputs manifest CID string of its verified receipt. */
+  outputs?: string
+  /** After the comparison: paid (`matched`), reported (`outvoted`), or neither (`unpaid`: no majority). */
+  verdict?: 'matched' | 'outvoted' | 'unpaid'
+}
+
+export interface ReplicationView {
+  mode: 'replicate' | 'spotcheck'
+  /** Replicas asked for (k; 2 for a spotcheck that drew a check). */
+  k: number
+  replicas: ReplicaView[]
+  /** Why fewer than k run, when they do. */
+  shortfall?: string
+  /** The output groups of the comparison, most votes first. */
+  groups?: Array<{ outputs: string, providers: string[] }>
+  /** The local re-execution: `asked`, its outputs CID string, or `failed: …`. */
+  reexecution?: string
+  /** One line: how the comparison ended. */
+  outcome?: string
 }

@@ -18,50 +18,67 @@
  *    is marked a newcomer: its failure before answering the award does not use up the job's attempts
  *    (issue 9, bug 10) — a throw-away identity that failed before is no more trusted than a new one —
  *    while the exclusion and the failure recorded make later rounds prefer others;
- *  - verification beyond the receipt (replicate/spotcheck) needs a second provider's run (the trust
- *    layer): a verified set of outputs is accepted;
+ *  - `replicate k` and a drawn `spotcheck` run one lifecycle per replica and compare their receipts
+ *    (replica-runs.ts); a job without verification is accepted on its verified outputs;
  *  - every award that ends gets a ledger ending: a final payment (settled, cancelled or preempted
  *    with work done) or `end-award` (before the run, or failed), so both ledgers hold every award.
  */
 import type { CID } from '../../crypto/index.js'
 import type { JobRequest } from '../messages/job-request.js'
+import type { AddressLookup, ClusterLookup } from '../trust/replicate.js'
 import { decideAward, type AuctionBid } from './award.js'
 import { assessBid } from './bid-store.js'
 import { defaultMarketParams, type MarketParams } from './params.js'
-import { formatMicros } from './pricing.js'
 import {
   isRequesterFinal, reduceRequester, requesterInitFromJob, startRequesterJob,
   type RequesterEffect, type RequesterEvent, type RequesterJob, type RequesterTransition
 } from './requester-lifecycle.js'
 import { Reputation } from './reputation.js'
-import type { AgentAwardView, AgentBidView, AgentJobView, RequesterAgentEffect, RequesterAgentEvent } from './requester-agent-types.js'
+import {
+  advanceReplication, biddingRun, cancelReplicas, closeReplicas, exclusionsOf, nextRound, onReexecuted, replicationView, runOf, runsOf,
+  spotcheckDrawn, startSpotcheck, summarise, verificationOf, type ReplicaHost
+} from './replica-runs.js'
+import { awardKey, credits, note, short, type AgentJob, type Run } from './requester-agent-job.js'
+import type { AgentJobView, RequesterAgentEffect, RequesterAgentEvent } from './requester-agent-types.js'
 
 export * from './requester-agent-types.js'
+export { awardKey } from './requester-agent-job.js'
 
-/** Bid views kept per job (the round's store holds at most 256 bids). */
-interface AgentJob {
-  id: string
-  cid: CID
-  request: JobRequest
-  state: RequesterJob
-  /** The current round's held bids, by CID string. */
-  bids: Map<string, AuctionBid>
-  bidViews: AgentBidView[]
-  /** The decision of the last close, sent as the award. */
-  decision?: Extract<RequesterAgentEffect, { type: 'send-award' }>
-  award?: AgentAwardView
-  /** Highest cumulative committed per attempt; attempts whose ledger has ended. */
-  committed: Map<number, number>
-  ended: Set<number>
+/** What a replicated or spot-checked job needs beyond the market's parameters (all optional). */
+export interface RequesterTrustOptions {
+  /** Addresses of a provider beyond those its bids came with (`bid-seen`'s `addrs`). */
+  addresses?: AddressLookup
+  /** The node's trust clusters; absent: none. */
+  cluster?: ClusterLookup
+  /** The 32-byte secret seed of the spotcheck draw (the daemon keeps it in the data dir); absent: no spotchecks. */
+  spotcheckSeed?: Uint8Array
 }
 
-export class RequesterAgent {
-  private readonly jobs = new Map<string, AgentJob>()
-  readonly reputation: Reputation
+/** Bidders' addresses kept from `bid-seen` (oldest dropped first). */
+const MAX_BIDDER_ADDRESSES = 4096
 
-  constructor (readonly peerId: string, readonly params: MarketParams = defaultMarketParams) {
+export class RequesterAgent implements ReplicaHost {
+  private readonly jobs = new Map<string, AgentJob>()
+  private readonly bidderAddrs = new Map<string, readonly string[]>()
+  readonly reputation: Reputation
+  readonly cluster?: ClusterLookup
+  readonly spotcheckSeed?: Uint8Array
+
+  constructor (readonly peerId: string, readonly params: MarketParams = defaultMarketParams, private readonly trust: RequesterTrustOptions = {}) {
     this.reputation = new Reputation(params.scoring, peerId)
+    if (trust.cluster !== undefined) this.cluster = trust.cluster
+    if (trust.spotcheckSeed !== undefined) this.spotcheckSeed = trust.spotcheckSeed
   }
+
+  /** A provider's addresses: those its bids came with and the lookup's (undefined: neither knows any). */
+  readonly addresses: AddressLookup = (provider) => {
+    const seen = this.bidderAddrs.get(provider)
+    const looked = this.trust.addresses?.(provider)
+    return seen === undefined ? looked : looked === undefined ? seen : [...seen, ...looked]
+  }
+  readonly reliability = (peer: string, now: number): number | undefined => this.reputation.reliability(peer, now)
+  readonly newcomer = (peer: string): boolean => (this.reputation.history(peer)?.ok ?? 0) === 0
+  readonly record = (peer: string, ok: boolean, now: number): void => { this.reputation.record(peer, ok, now) }
 
   /** Apply one event; returns what the shell must do, in order. Never throws on bad input. */
   handle (event: RequesterAgentEvent): RequesterAgentEffect[] {
@@ -71,21 +88,44 @@ export class RequesterAgent {
       case 'job-restored': this.onRestored(event, out); break
       case 'bid-seen': this.onBidSeen(event, out); break
       case 'tick':
-        if (event.job === undefined) for (const job of this.jobs.values()) this.step(job, { type: 'tick', now: event.now }, out)
-        else this.withJob(event.job, out, (job) => { this.step(job, { type: 'tick', now: event.now }, out) })
+        if (event.job === undefined) for (const job of this.jobs.values()) this.tick(job, event.now, out)
+        else this.withJob(event.job, out, (job) => { this.tick(job, event.now, out) })
         break
-      case 'cancel': this.withJob(event.job, out, (job) => { this.step(job, { type: 'cancel', now: event.now }, out) }); break
+      case 'cancel':
+        this.withJob(event.job, out, (job) => {
+          if (job.replication !== undefined) cancelReplicas(this, job, event.now, out)
+          else this.step(job, job, { type: 'cancel', now: event.now }, out)
+        })
+        break
       case 'payment-sent':
         this.withJob(event.job, out, (job) => {
-          if (event.attempt !== job.state.attempt) return
-          this.step(job, { type: 'payment-sent', now: event.now, cumulative: event.cumulative }, out)
+          const run = runOf(job, event.attempt, event.provider)
+          if (run !== undefined) this.step(job, run, { type: 'payment-sent', now: event.now, cumulative: event.cumulative }, out)
         })
         break
       case 'award-sealed': this.withJob(event.job, out, (job) => { this.onAwardSealed(job, event) }); break
       case 'provider-convicted': this.onConvicted(event); break
+      case 'reexecuted': this.withJob(event.job, out, (job) => { onReexecuted(job, event.output, '', out) }); break
+      case 'reexecute-failed': this.withJob(event.job, out, (job) => { onReexecuted(job, undefined, event.detail, out) }); break
       default: this.withAttempt(event, out)
     }
+    const id = event.type === 'job-submitted' || event.type === 'job-restored' || event.type === 'provider-convicted' ? undefined : event.type === 'bid-seen' ? event.bid.payload.job.toString() : event.job
+    for (const job of id === undefined ? (event.type === 'tick' ? this.jobs.values() : []) : [this.jobs.get(id)]) if (job !== undefined) this.afterEvent(job, out)
     return out
+  }
+
+  /** Deadlines of every run of the job. */
+  private tick (job: AgentJob, now: number, out: RequesterAgentEffect[]): void {
+    for (const run of runsOf(job)) this.step(job, run, { type: 'tick', now }, out)
+  }
+
+  /** A spotcheck to start, a comparison to decide, a replicated job to end. */
+  private afterEvent (job: AgentJob, out: RequesterAgentEffect[]): void {
+    if (job.spotcheckDue === true) {
+      job.spotcheckDue = false
+      startSpotcheck(job, out)
+    }
+    advanceReplication(this, job, out)
   }
 
   // ------------------------------------------------------------------------------------------
@@ -102,7 +142,15 @@ export class RequesterAgent {
     if (j === undefined) return undefined
     let paid = 0
     for (const c of j.committed.values()) paid += c
-    return { id: j.id, state: j.state, bids: j.bidViews.map((b) => ({ ...b })), ...(j.award !== undefined ? { award: { ...j.award } } : {}), paid }
+    const award = j.replication === undefined ? j.award : j.replication.slots.find((s) => s.award !== undefined)?.award
+    return {
+      id: j.id,
+      state: j.state,
+      bids: j.bidViews.map((b) => ({ ...b })),
+      ...(award !== undefined ? { award: { ...award } } : {}),
+      paid,
+      ...(j.replication !== undefined ? { replication: replicationView(j.replication) } : {})
+    }
   }
 
   /** Ids of every job this agent holds. */
@@ -134,9 +182,11 @@ export class RequesterAgent {
       return
     }
     const job = this.newJob(id, e.cid, e.request, transition.state)
+    if (e.envelope !== undefined && e.envelope.cid.equals(e.cid)) job.envelope = e.envelope
     const r = e.request
     out.push(note(job, 'submitted', `${r.sla.tier} job for ${r.resources.gpus} GPU(s), cap ${credits(r.sla.maxPrice)}/GPU-h, bid window ${r.auction.bidWindowMs} ms`))
-    this.carry(job, transition.effects, out)
+    if (r.verification.mode !== 'none' && job.envelope === undefined) out.push(note(job, 'verification', `${r.verification.mode} cannot run without the opened request: the job runs unverified`))
+    this.carry(job, job, transition.effects, out)
   }
 
   private onRestored (e: Extract<RequesterAgentEvent, { type: 'job-restored' }>, out: RequesterAgentEffect[]): void {
@@ -158,18 +208,20 @@ export class RequesterAgent {
   private onBidSeen (e: Extract<RequesterAgentEvent, { type: 'bid-seen' }>, out: RequesterAgentEffect[]): void {
     const job = this.jobs.get(e.bid.payload.job.toString())
     if (job === undefined) return
-    const s = job.state
+    const run = biddingRun(job)
     const cid = e.bid.cid.toString()
-    if (s.status !== 'bidding' || s.auction.closing) { out.push({ type: 'ignored', job: job.id, reason: `not taking bids while ${s.status}` }); return }
+    if (run === undefined) { out.push({ type: 'ignored', job: job.id, reason: `not taking bids while ${job.state.status}` }); return }
+    const s = run.state
     if (job.bids.has(cid)) return
+    if (e.addrs !== undefined) this.keepAddrs(e.bid.signer, e.addrs)
     const assessed = assessBid({ cid: job.cid, payload: job.request }, e.bid, {
       at: Math.max(e.now, s.auction.closesAt),
       reliability: (peer) => this.reputation.reliability(peer, Math.max(e.now, s.auction.closesAt)),
       params: this.params.scoring
     })
     if ('fault' in assessed) { out.push({ type: 'ignored', job: job.id, reason: `bid ${cid} refused on arrival: ${assessed.fault}` }); return }
-    this.step(job, { type: 'bid-received', now: e.now, ...assessed.held }, out)
-    const held = new Set(job.state.auction.bids.map((b) => b.bid))
+    this.step(job, run, { type: 'bid-received', now: e.now, ...assessed.held }, out)
+    const held = new Set(runsOf(job).flatMap((r) => r.state.status === 'bidding' ? r.state.auction.bids.map((b) => b.bid) : []))
     if (!held.has(cid)) return
     // a bid it replaced (the peer's worse one, or the worst of a full round) is gone from the round
     for (const kept of job.bids.keys()) if (!held.has(kept)) job.bids.delete(kept)
@@ -184,10 +236,17 @@ export class RequesterAgent {
     this.reputation.convict(e.provider, e.proof)
   }
 
+  private keepAddrs (peer: string, addrs: readonly string[]): void {
+    this.bidderAddrs.delete(peer)
+    this.bidderAddrs.set(peer, addrs.filter((a) => typeof a === 'string').slice(0, 32))
+    if (this.bidderAddrs.size > MAX_BIDDER_ADDRESSES) this.bidderAddrs.delete(this.bidderAddrs.keys().next().value as string)
+  }
+
   private onAwardSealed (job: AgentJob, e: Extract<RequesterAgentEvent, { type: 'award-sealed' }>): void {
-    const d = job.decision
-    if (d === undefined || d.attempt !== e.attempt) return
-    job.award = {
+    const run = runsOf(job).find((r) => r.decision?.attempt === e.attempt && (e.provider === undefined || r.decision.provider === e.provider))
+    const d = run?.decision
+    if (run === undefined || d === undefined) return
+    run.award = {
       attempt: e.attempt,
       cid: e.award,
       provider: d.provider,
@@ -204,55 +263,58 @@ export class RequesterAgent {
   private withAttempt (e: Extract<RequesterAgentEvent, { attempt: number, provider: string }>, out: RequesterAgentEffect[]): void {
     const job = this.jobs.get(e.job)
     if (job === undefined) { out.push({ type: 'ignored', job: e.job, reason: 'unknown job' }); return }
-    if (e.attempt !== job.state.attempt || job.state.award?.provider !== e.provider) {
+    const run = runOf(job, e.attempt, e.provider)
+    if (run === undefined || run.state.award?.provider !== e.provider) {
       out.push({ type: 'ignored', job: job.id, reason: `${e.type} from an earlier attempt or another provider` })
       return
     }
     const { now, provider } = e
+    const step = (event: RequesterEvent): void => { this.step(job, run, event, out) }
     switch (e.type) {
       case 'award-response':
         if (e.decision === 'accept') {
           out.push(note(job, 'accepted', `${short(provider)} accepted`, provider))
-          this.step(job, { type: 'award-accepted', now, provider }, out)
+          step({ type: 'award-accepted', now, provider })
         } else {
           out.push(note(job, 'declined', `${short(provider)} declined: ${e.reason ?? 'no reason given'}`, provider))
-          this.step(job, { type: 'award-declined', now, provider, ...(e.reason !== undefined ? { reason: e.reason } : {}) }, out)
+          step({ type: 'award-declined', now, provider, ...(e.reason !== undefined ? { reason: e.reason } : {}) })
         }
         return
       case 'job-status':
         if (e.state !== 'running' && e.state !== 'accepted') {
           out.push(note(job, e.state, `provider reports ${e.state}${e.message !== undefined ? `: ${e.message}` : ''}`, provider))
         }
-        this.step(job, { type: 'heartbeat', now, provider, seq: e.seq, state: e.state, gpuSeconds: e.gpuSeconds }, out)
+        step({ type: 'heartbeat', now, provider, seq: e.seq, state: e.state, gpuSeconds: e.gpuSeconds })
         return
       case 'receipt':
         out.push(note(job, 'receipt', e.forThisRequester
           ? `receipt: exit ${e.exitCode}, ${e.gpuSeconds} GPU-s; fetching the outputs`
           : 'receipt rejected: the receipt names another requester', provider))
-        this.step(job, { type: 'receipt-received', now, provider, exitCode: e.exitCode, gpuSeconds: e.gpuSeconds, outputsValid: e.forThisRequester }, out)
+        if (e.receipt !== undefined && e.receipt.signer === provider && e.receipt.payload.job.equals(job.cid)) run.receipt = e.receipt
+        step({ type: 'receipt-received', now, provider, exitCode: e.exitCode, gpuSeconds: e.gpuSeconds, outputsValid: e.forThisRequester })
         return
       case 'outputs-verified': {
-        if (job.state.status !== 'verifying') { out.push({ type: 'ignored', job: job.id, reason: `no outputs awaited while ${job.state.status}` }); return }
+        if (run.state.status !== 'verifying') { out.push({ type: 'ignored', job: job.id, reason: `no outputs awaited while ${run.state.status}` }); return }
         const missing = (e.missingOutputs ?? []).filter((p) => typeof p === 'string')
         this.reputation.record(provider, true, now)
         out.push(note(job, 'outputs', `${e.files} output(s) verified` + (missing.length > 0 ? `; not written by the job: ${missing.join(', ')}` : ''), provider))
-        this.step(job, { type: 'outputs-verified', now, ...(missing.length > 0 ? { missingOutputs: missing } : {}) }, out)
+        step({ type: 'outputs-verified', now, ...(missing.length > 0 ? { missingOutputs: missing } : {}) })
         return
       }
       case 'outputs-mismatch':
-        if (job.state.status !== 'verifying') { out.push({ type: 'ignored', job: job.id, reason: `no outputs awaited while ${job.state.status}` }); return }
+        if (run.state.status !== 'verifying') { out.push({ type: 'ignored', job: job.id, reason: `no outputs awaited while ${run.state.status}` }); return }
         out.push(note(job, 'outputs', `outputs rejected: ${e.detail}`, provider))
-        this.step(job, { type: 'outputs-mismatch', now, detail: e.detail }, out)
+        step({ type: 'outputs-mismatch', now, detail: e.detail })
         return
       case 'stream-failed':
-        if (job.state.status !== 'awarded' && job.state.status !== 'running') return
+        if (run.state.status !== 'awarded' && run.state.status !== 'running') return
         out.push(note(job, 'stream-failed', `exec stream failed (${e.fault === 'local' ? 'this node' : 'the provider'}): ${e.detail}`, provider))
-        this.step(job, { type: 'stream-failed', now, provider, fault: e.fault, detail: e.detail }, out)
+        step({ type: 'stream-failed', now, provider, fault: e.fault, detail: e.detail })
         return
       case 'unreachable':
         // no answer within one lease counts as a no-show: the lifecycle's deadline handles it
         out.push(note(job, 'unreachable', `cannot reach ${short(provider)}: ${e.detail}`, provider))
-        this.step(job, { type: 'tick', now }, out)
+        step({ type: 'tick', now })
     }
   }
 
@@ -266,21 +328,28 @@ export class RequesterAgent {
   // The lifecycle and its effects
   // ------------------------------------------------------------------------------------------
 
-  /** Feed one lifecycle event and carry out what it asks (some effects the agent answers itself). */
-  private step (job: AgentJob, event: RequesterEvent, out: RequesterAgentEffect[]): void {
-    const before = job.state
+  /**
+   * Feed one lifecycle event to one of the job's runs and carry out what it asks (some effects the
+   * agent answers itself). A replica's run never ends the job: advanceReplication does.
+   */
+  step (job: AgentJob, run: Run, event: RequesterEvent, out: RequesterAgentEffect[]): void {
+    const before = run.state
     const { state, effects } = reduceRequester(before, event)
-    job.state = state
+    run.state = state
+    const own = run === job
+    const who = own ? undefined : state.award?.provider ?? before.award?.provider
     if (state.status !== before.status) {
-      out.push(note(job, state.status, state.reason !== undefined && isRequesterFinal(state.status) ? `${state.status}: ${state.reason}` : state.status))
+      const text = state.reason !== undefined && isRequesterFinal(state.status) ? `${state.status}: ${state.reason}` : state.status
+      out.push(note(job, state.status, own ? text : `replica: ${text}`, who))
     }
-    this.carry(job, effects, out, before)
-    if (isRequesterFinal(state.status) && !isRequesterFinal(before.status)) {
+    this.carry(job, run, effects, out, before)
+    if (own && isRequesterFinal(state.status) && !isRequesterFinal(before.status)) {
       out.push({ type: 'finished', job: job.id, status: state.status, ...(state.reason !== undefined ? { reason: state.reason } : {}) })
     }
+    if (!own) summarise(job)
   }
 
-  private carry (job: AgentJob, effects: RequesterEffect[], out: RequesterAgentEffect[], before?: RequesterJob): void {
+  private carry (job: AgentJob, run: Run, effects: RequesterEffect[], out: RequesterAgentEffect[], before?: RequesterJob): void {
     const ended = before?.award
     let failure: string | undefined
     let cancelled = false
@@ -289,42 +358,58 @@ export class RequesterAgent {
         case 'publish-job':
           out.push({ type: 'publish-job', job: job.id })
           break
-        case 're-auction':
-          job.bids.clear()
-          job.bidViews = []
-          out.push(note(job, 're-auction', `round ${job.state.auction.round} (${effect.reason}${effect.exclude.length > 0 ? `, excluding ${effect.exclude.length}` : ''})`))
-          out.push({ type: 'publish-round', job: job.id, round: job.state.auction.round, attempt: effect.attempt, excluded: [...effect.exclude], reason: effect.reason })
+        case 're-auction': {
+          const own = run === job
+          if (own) {
+            job.bids.clear()
+            job.bidViews = []
+          } else {
+            // rounds are numbered across the job's replicas; a replica's round excludes the others' providers
+            run.state = { ...run.state, auction: { ...run.state.auction, round: nextRound(job) } }
+          }
+          const excluded = own ? [...effect.exclude] : exclusionsOf(job, run, effect.exclude)
+          out.push(note(job, 're-auction', `round ${run.state.auction.round} (${own ? '' : 'one replica, '}${effect.reason}${excluded.length > 0 ? `, excluding ${excluded.length}` : ''})`))
+          out.push({ type: 'publish-round', job: job.id, round: run.state.auction.round, attempt: effect.attempt, excluded, reason: effect.reason })
           break
-        case 'close-auction':
-          this.close(job, effect.round, effect.exclude, out)
+        }
+        case 'close-auction': {
+          const v = verificationOf(job)
+          if (run !== job) closeReplicas(this, job, run, effect.round, effect.exclude, 1, out)
+          else if (v.mode === 'replicate') closeReplicas(this, job, run, effect.round, effect.exclude, v.k, out)
+          else this.close(job, effect.round, effect.exclude, out)
           break
+        }
         case 'explain':
           out.push(note(job, 'no-bids', effect.bids === 0 ? 'no bids in the window' : `none of ${effect.bids} bid(s) acceptable`))
           out.push({ type: 'explain', job: job.id, round: effect.round, bids: effect.bids })
           break
         case 'send-award': {
-          const d = job.decision
+          const d = run.decision
           if (d === undefined || d.fields.bid.toString() !== effect.bid) { out.push({ type: 'ignored', job: job.id, reason: 'no award decision for this bid' }); break }
           const decided = { ...d, attempt: effect.attempt, fields: { ...d.fields, attempt: effect.attempt, leaseMs: effect.leaseMs, billingIntervalSec: effect.billingIntervalSec } }
-          job.decision = decided
+          run.decision = decided
           out.push(note(job, 'award', `awarded to ${short(effect.provider)} at ${credits(effect.price)}/GPU-h: ${d.why}`, effect.provider))
           out.push(decided)
           break
         }
         case 'fetch-outputs':
-          out.push({ type: 'fetch-outputs', job: job.id, attempt: job.state.attempt, provider: effect.provider })
+          out.push({ type: 'fetch-outputs', job: job.id, attempt: run.state.attempt, provider: effect.provider })
           break
         case 'verify':
-          // replicate/spotcheck need a second provider's run (the trust layer): accepted on the verified outputs
-          this.step(job, { type: 'verification-done', now: job.state.now, ok: true }, out)
+          // a replica waits for the others (advanceReplication); a single run is accepted on its verified
+          // outputs, unless the spotcheck draws it for a check on another provider
+          if (run !== job) out.push(note(job, 'verifying', 'verified outputs: waiting for the other replicas', effect.provider))
+          else if (spotcheckDrawn(this, job)) job.spotcheckDue = true
+          else this.step(job, run, { type: 'verification-done', now: run.state.now, ok: true }, out)
           break
         case 'cancel':
           cancelled = true
-          out.push({ type: 'send-cancel', job: job.id, attempt: ended?.attempt ?? job.state.attempt, provider: effect.provider, reason: effect.reason })
+          out.push({ type: 'send-cancel', job: job.id, attempt: ended?.attempt ?? run.state.attempt, provider: effect.provider, reason: effect.reason })
           break
         case 'pay': {
-          job.committed.set(effect.attempt, Math.max(job.committed.get(effect.attempt) ?? 0, effect.cumulative))
-          if (effect.final) job.ended.add(effect.attempt)
+          const key = awardKey(effect.attempt, effect.payee)
+          job.committed.set(key, Math.max(job.committed.get(key) ?? 0, effect.cumulative))
+          if (effect.final) job.ended.add(key)
           if (effect.final) out.push(note(job, 'paid', `paid ${credits(effect.cumulative)} in all to ${short(effect.payee)} (${effect.gpuSeconds} GPU-s)`, effect.payee))
           out.push({
             type: 'pay', job: job.id, attempt: effect.attempt, payee: effect.payee, interval: effect.interval, cumulative: effect.cumulative,
@@ -333,12 +418,12 @@ export class RequesterAgent {
           break
         }
         case 'record-failure': {
-          const counted = job.state.failures > (before?.failures ?? 0)
+          const counted = run.state.failures > (before?.failures ?? 0)
           failure = effect.subject
-          this.reputation.record(effect.subject, false, job.state.now)
+          this.reputation.record(effect.subject, false, run.state.now)
           out.push(note(job, 'failure', `${effect.reason}${effect.detail !== undefined ? `: ${effect.detail}` : ''}`, effect.subject))
           out.push({
-            type: 'record-failure', job: job.id, attempt: ended?.attempt ?? job.state.attempt, subject: effect.subject, reason: effect.reason,
+            type: 'record-failure', job: job.id, attempt: ended?.attempt ?? run.state.attempt, subject: effect.subject, reason: effect.reason,
             evidence: [...effect.evidence], ...(effect.detail !== undefined ? { detail: effect.detail } : {}), counted
           })
           break
@@ -351,10 +436,11 @@ export class RequesterAgent {
       }
     }
     // an award that ended here without a final payment still gets its ledger ending
-    if (ended !== undefined && !job.ended.has(ended.attempt) && (job.state.award?.attempt !== ended.attempt || isRequesterFinal(job.state.status))) {
-      job.ended.add(ended.attempt)
+    const key = ended === undefined ? undefined : awardKey(ended.attempt, ended.provider)
+    if (ended !== undefined && key !== undefined && !job.ended.has(key) && (run.state.award?.attempt !== ended.attempt || isRequesterFinal(run.state.status))) {
+      job.ended.add(key)
       const ending = failure === ended.provider ? 'failed' : cancelled ? 'cancelled' : 'preempted'
-      out.push({ type: 'end-award', job: job.id, attempt: ended.attempt, payee: ended.provider, ending, cumulative: job.committed.get(ended.attempt) ?? 0 })
+      out.push({ type: 'end-award', job: job.id, attempt: ended.attempt, payee: ended.provider, ending, cumulative: job.committed.get(key) ?? 0 })
     }
   }
 
@@ -378,7 +464,7 @@ export class RequesterAgent {
       })
     } catch (err) {
       out.push({ type: 'ignored', job: job.id, reason: `award decision failed: ${(err as Error).message}` })
-      this.step(job, { type: 'bidding-closed', now, round }, out)
+      this.step(job, job, { type: 'bidding-closed', now, round }, out)
       return
     }
     for (const view of job.bidViews) {
@@ -388,7 +474,7 @@ export class RequesterAgent {
       if (rejected !== undefined) view.rejected = rejected.reason
     }
     if (decision.kind === 'none') {
-      this.step(job, { type: 'bidding-closed', now, round }, out)
+      this.step(job, job, { type: 'bidding-closed', now, round }, out)
       return
     }
     const { award, ranking } = decision
@@ -398,19 +484,7 @@ export class RequesterAgent {
       ? 'the only acceptable bid'
       : `lowest effective price ${credits(Math.round(winner.effectivePrice))}` + (runnerUp !== undefined ? ` vs ${credits(Math.round(runnerUp.effectivePrice))} next of ${ranking.length}` : ' (the only bid)')
     job.decision = { type: 'send-award', job: job.id, attempt: award.attempt, provider: award.winner, price: award.price, fields: award, ranking, why }
-    const newcomer = (this.reputation.history(award.winner)?.ok ?? 0) === 0
-    this.step(job, { type: 'bidding-closed', now, round, winner: { bid: award.bid.toString(), provider: award.winner, price: award.price, ...(newcomer ? { newcomer } : {}) } }, out)
+    const newcomer = this.newcomer(award.winner)
+    this.step(job, job, { type: 'bidding-closed', now, round, winner: { bid: award.bid.toString(), provider: award.winner, price: award.price, ...(newcomer ? { newcomer } : {}) } }, out)
   }
-}
-
-function note (job: AgentJob, kind: string, text: string, peer?: string): RequesterAgentEffect {
-  return { type: 'note', job: job.id, kind, text, ...(peer !== undefined ? { peer } : {}) }
-}
-
-function credits (micros: number): string {
-  return `${formatMicros(micros)} cr`
-}
-
-function short (peer: string): string {
-  return `…${peer.slice(-8)}`
 }

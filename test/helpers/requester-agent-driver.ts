@@ -5,8 +5,8 @@
  */
 import { Identity, cidOfValue, type CID } from '../../crypto/index.js'
 import {
-  RequesterAgent, createMarketParams, jobIdOf, sealMessage,
-  type AuctionBid, type Bid, type JobRequest, type RequesterAgentEffect, type RequesterAgentEvent
+  RequesterAgent, createMarketParams, jobIdOf, openMessage, sealMessage,
+  type AuctionBid, type Bid, type JobRequest, type OpenedMessage, type RequesterAgentEffect, type RequesterAgentEvent, type RequesterTrustOptions
 } from '../../protocol/index.js'
 import { NOW } from './arbitraries.js'
 
@@ -74,12 +74,15 @@ export class Driver {
   readonly request: JobRequest
   readonly cid: CID
   readonly id: string
+  /** The request as the requester's shell opens it (signed by REQUESTER). */
+  readonly envelope: OpenedMessage<'job-request'>
 
-  constructor (request: JobRequest = jobPayload(), params = createMarketParams({ leaseMs: LEASE })) {
-    this.agent = new RequesterAgent(REQUESTER, params)
+  constructor (request: JobRequest = jobPayload(), params = createMarketParams({ leaseMs: LEASE }), trust: RequesterTrustOptions = {}) {
+    this.agent = new RequesterAgent(REQUESTER, params, trust)
     this.request = request
     this.cid = jobIdOf(request)
     this.id = this.cid.toString()
+    this.envelope = openMessage(sealMessage(identity(1000), 'job-request', request).bytes, 'job-request', { now: NOW, historical: true })
   }
 
   send (event: RequesterAgentEvent): RequesterAgentEffect[] {
@@ -87,18 +90,18 @@ export class Driver {
     this.effects.push(...out)
     for (const e of out) {
       if (e.type === 'wake') this.wakes.push({ job: e.job, at: e.at })
-      if (e.type === 'send-award') this.send({ type: 'award-sealed', now: this.now, job: e.job, attempt: e.attempt, award: `award-${e.attempt}`, paymentRule: e.fields.paymentRule })
-      if (e.type === 'pay') this.send({ type: 'payment-sent', now: this.now, job: e.job, attempt: e.attempt, cumulative: e.cumulative })
+      if (e.type === 'send-award') this.send({ type: 'award-sealed', now: this.now, job: e.job, attempt: e.attempt, award: `award-${e.attempt}`, paymentRule: e.fields.paymentRule, provider: e.provider })
+      if (e.type === 'pay') this.send({ type: 'payment-sent', now: this.now, job: e.job, attempt: e.attempt, cumulative: e.cumulative, provider: e.payee })
     }
     return out
   }
 
   submit (): void {
-    this.send({ type: 'job-submitted', now: this.now, cid: this.cid, request: this.request })
+    this.send({ type: 'job-submitted', now: this.now, cid: this.cid, request: this.request, envelope: this.envelope })
   }
 
-  bid (i: number, price: number, changes: Partial<Bid> = {}): RequesterAgentEffect[] {
-    return this.send({ type: 'bid-seen', now: this.now, bid: bidFor(this.cid, i, price, this.now, changes), model: 'nvidia-h100-80gb-hbm3', region: 'eu-west' })
+  bid (i: number, price: number, changes: Partial<Bid> = {}, addrs?: string[]): RequesterAgentEffect[] {
+    return this.send({ type: 'bid-seen', now: this.now, bid: bidFor(this.cid, i, price, this.now, changes), model: 'nvidia-h100-80gb-hbm3', region: 'eu-west', ...(addrs !== undefined ? { addrs } : {}) })
   }
 
   /** Fire every wake due up to `t`, in order, then stand at `t`. */
@@ -126,8 +129,8 @@ export class Driver {
     return this.state?.state.award?.provider
   }
 
-  from (provider: number, event: Record<string, unknown> & { type: string }): RequesterAgentEffect[] {
-    return this.send({ now: this.now, job: this.id, attempt: this.attempt, provider: peer(provider), ...event } as unknown as RequesterAgentEvent)
+  from (provider: number, event: Record<string, unknown> & { type: string }, attempt = this.attempt): RequesterAgentEffect[] {
+    return this.send({ now: this.now, job: this.id, attempt, provider: peer(provider), ...event } as unknown as RequesterAgentEvent)
   }
 
   of<T extends RequesterAgentEffect['type']> (type: T): Array<Extract<RequesterAgentEffect, { type: T }>> {

@@ -119,6 +119,18 @@ describe('job spec (node/market/job-spec.ts)', () => {
     assert.match(err.problems[0] as string, /maxRuntimeSec: give only one of maxRuntimeSec, maxRuntime/)
   })
 
+  it('replicate K and spotcheck PERMILLE (the --replicate/--spotcheck flags) become the job\'s verification; the schema checks their range', async () => {
+    assert.deepEqual(validateJobSpec(normaliseJobSpec({ command: ['a'], replicate: '2' })).verification, { mode: 'replicate', k: 2 })
+    assert.deepEqual(validateJobSpec(normaliseJobSpec({ command: ['a'], spotcheck: 1000 })).verification, { mode: 'spotcheck', perMille: 1000 })
+    assert.deepEqual(validateJobSpec(normaliseJobSpec({ command: ['a'] })).verification, { mode: 'none' })
+    assert.match((await specError(() => normaliseJobSpec({ replicate: 2, spotcheck: 5 }))).problems[0] as string, /^replicate: give only one of replicate, spotcheck/)
+    assert.match((await specError(() => normaliseJobSpec({ replicate: 'two' }))).problems[0] as string, /^replicate: expected a number of replicas/)
+    for (const bad of [{ replicate: 1 }, { replicate: 6 }, { spotcheck: 0 }, { spotcheck: 1001 }]) {
+      await specError(() => validateJobSpec(normaliseJobSpec({ command: ['a'], ...bad })))
+    }
+    assert.deepEqual(validateJobSpec(normaliseJobSpec({ command: ['a'], replicate: 5 })).verification, { mode: 'replicate', k: 5 })
+  })
+
   it('every bad value is a JobSpecError naming its field', async () => {
     const cases: Array<[JobSpecFields, RegExp]> = [
       [{ gpus: 65 }, /^gpus: /],
