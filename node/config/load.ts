@@ -154,7 +154,8 @@ export const ENV_VARS: Record<string, { path: string, parse: (value: string) => 
   GPUMESH_TIME_ZONE: { path: 'provider.availability.timeZone', parse: (v) => v },
   GPUMESH_WINDOWS: { path: 'provider.availability.windows', parse: (v) => v.split(';').map((s) => s.trim()).filter((s) => s !== '') },
   GPUMESH_PROCESS_SANDBOX: { path: 'executors.process.sandbox', parse: (v) => v },
-  GPUMESH_PROBES: { path: 'probes.enabled', parse: bool }
+  GPUMESH_PROBES: { path: 'probes.enabled', parse: bool },
+  GPUMESH_REPLICA_INDEPENDENCE: { path: 'verification.replicaIndependence', parse: (v) => v }
 }
 
 /** Set `value` at a dotted `path` in a fresh tree. */

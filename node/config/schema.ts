@@ -207,6 +207,15 @@ export const configSchema = z.strictObject({
     perHour: z.int().min(1).max(3600).default(PROBE_PER_HOUR),
     burst: z.int().min(1).max(100).default(PROBE_BURST)
   }).prefault({}),
+  verification: z.strictObject({
+    /**
+     * What makes the replicas of a `replicate k` job independent (protocol/README.md §5.9): subnet (default) —
+     * no two share an IPv4 /16 or IPv6 /48 (or a trust cluster); peer — distinct peer ids are enough. peer is
+     * the owner's explicit opt-out for providers that share one address range (one host, one NAT): it gives up
+     * the defence against one operator running many identities, and the daemon warns at start.
+     */
+    replicaIndependence: z.enum(['subnet', 'peer']).default('subnet')
+  }).prefault({}),
   executors: z.strictObject({
     process: z.strictObject({
       /**

@@ -100,6 +100,9 @@ export class Market {
       onMessage: (message) => { market?.dispatch(message) },
       admit: (message) => market?.admitEvidence(message)
     })
+    if (config.verification.replicaIndependence === 'peer') {
+      loggers.forComponent('requester').warn('verification.replicaIndependence is peer: replicas need only distinct peer ids, not distinct networks — one operator with many identities can hold every replica of a job')
+    }
     const requester = new RequesterMarket({
       signer: options.signer,
       node,
@@ -113,7 +116,11 @@ export class Market {
       log: loggers.forComponent('requester'),
       ...(metrics !== undefined ? { metrics } : {}),
       ...(options.knownAds !== undefined ? { knownAds: options.knownAds } : {}),
-      trust: { spotcheckSeed: await loadSpotcheckSeed(options.dataDir), ...(options.replicaAddresses !== undefined ? { addresses: options.replicaAddresses } : {}) }
+      trust: {
+        spotcheckSeed: await loadSpotcheckSeed(options.dataDir),
+        independence: config.verification.replicaIndependence,
+        ...(options.replicaAddresses !== undefined ? { addresses: options.replicaAddresses } : {})
+      }
     })
     const provider = new ProviderMarket({
       signer: options.signer,
@@ -133,6 +140,7 @@ export class Market {
     const convictions = new Convictions({
       signer: options.signer, node, gossip, store, blobs, requester, dataDir: options.dataDir, now, log: loggers.forComponent('fraud'), maxInputBytes: MAX_INPUT_BYTES
     })
+    requester.proveWrongReplica = async (job, receipt) => { await convictions.proveWrongReplica(job, receipt) }
     market = new Market(options, blobs, store, gossip, requester, provider, quota, convictions)
     await requester.load()
     // work in flight at the last stop cannot be resumed: its ledger entries say so

@@ -213,6 +213,12 @@ export class RequesterMarket implements RequesterShell {
     this.saveReputation()
   }
 
+  /**
+   * Set by the market once the trust layer exists (it needs this object first): builds, checks and
+   * publishes the `wrong-output` fraud proof for an outvoted replica's receipt.
+   */
+  proveWrongReplica?: (job: string, receipt: string) => Promise<void>
+
   /** Whether `provider` is convicted in this node's view. */
   convicted (provider: string): boolean {
     return this.agent.reputation.convictionOf(provider) !== undefined
@@ -358,8 +364,9 @@ export class RequesterMarket implements RequesterShell {
         void reexecuteAndTell(this, active)
         return
       case 'publish-fraud-proof':
-        // the `wrong-output` fraud proof is built and gossiped by the trust layer (h/fraud); until it is wired, logged
-        this.options.log.warn('a replica was shown wrong: fraud proof due', { job: active.id, subject: effect.subject, receipt: effect.receipt })
+        // off the effects' queue: the trust layer re-executes before it signs (node/trust/convictions.ts)
+        this.options.log.warn('a replica was shown wrong: proving it', { job: active.id, subject: effect.subject, receipt: effect.receipt })
+        void this.proveWrongReplica?.(active.id, effect.receipt)
         return
       case 'explain':
         this.explain(active, now)

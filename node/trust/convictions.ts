@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { peerIdFromString } from '@libp2p/peer-id'
 import { toString as toHex } from 'uint8arrays/to-string'
 import type { Signer } from '../../crypto/index.js'
-import { EVIDENCE_TOPIC, type OpenedMessage } from '../../protocol/index.js'
+import { EVIDENCE_TOPIC, type OpenedMessage, type SealedMessage } from '../../protocol/index.js'
 import { ApiError } from '../api/server.js'
 import type { BlobStore } from '../blobs/store.js'
 import type { GpumeshLibp2p } from '../libp2p.js'
@@ -89,8 +89,30 @@ export class Convictions {
   async verifyJob (id: string): Promise<JobVerifyView> {
     const job = this.options.requester.verifiable(id)
     if (job === undefined) throw new ApiError(404, 'NO_SUCH_JOB', `no job ${id} was submitted from this node`)
-    const receipt = job.receipt === undefined ? undefined : await this.options.store.getEnvelope(job.receipt)
+    if (job.receipt === undefined) throw new ApiError(409, 'NO_RECEIPT', `job ${id} has no receipt to verify yet`)
+    return await this.verifyReceipt(id, job.request, job.receipt)
+  }
+
+  /**
+   * The requester agent's `publish-fraud-proof`: a replica of this node's job was outvoted (or
+   * refuted by the requester's own run). The proof is signed only if this node's own re-execution
+   * shows the receipt wrong, so it never publishes one its peers' re-execution would refute. Never throws.
+   */
+  async proveWrongReplica (id: string, receiptCid: string): Promise<void> {
+    const job = this.options.requester.verifiable(id)
+    if (job === undefined) return
+    try {
+      const view = await this.verifyReceipt(id, job.request, receiptCid)
+      if (view.verified) this.options.log.warn('an outvoted replica\'s output is what this node\'s re-execution gives: no fraud proof', { job: id, receipt: receiptCid })
+    } catch (err) {
+      this.options.log.warn('no fraud proof for an outvoted replica', { job: id, receipt: receiptCid, error: err })
+    }
+  }
+
+  private async verifyReceipt (id: string, request: SealedMessage<'job-request'>, receiptCid: string): Promise<JobVerifyView> {
+    const receipt = await this.options.store.getEnvelope(receiptCid)
     if (receipt === undefined) throw new ApiError(409, 'NO_RECEIPT', `job ${id} has no receipt to verify yet`)
+    const job = { request }
     let result
     try {
       result = await verifyJobByReexecution(job.request, receipt, {

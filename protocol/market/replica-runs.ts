@@ -17,9 +17,8 @@
  */
 import { MAX_EXCLUDED_PEERS } from '../limits.js'
 import { AWARD_ATTEMPT_LIMIT } from './lifecycle-shared.js'
-import { decideReplicatedAward, type AddressLookup, type ClusterLookup } from '../trust/replicate.js'
+import { decideReplicatedAward, networksOf, type AddressLookup, type ClusterLookup, type NetworkLookup } from '../trust/replicate.js'
 import { spotchecked } from '../trust/spotcheck.js'
-import { subnetKeys } from '../trust/subnet.js'
 import { isDeterministic } from '../trust/fraud-proof.js'
 import type { AuctionBid } from './award.js'
 import type { MarketParams } from './params.js'
@@ -35,6 +34,8 @@ export interface ReplicaHost {
   step: (job: AgentJob, run: Run, event: RequesterEvent, out: RequesterAgentEffect[]) => void
   reliability: (peer: string, now: number) => number | undefined
   readonly addresses: AddressLookup
+  /** Overrides the subnet keys of `addresses` (replicate.ts NetworkLookup). */
+  readonly networks?: NetworkLookup
   readonly cluster?: ClusterLookup
   /** The provider has never delivered to this node. */
   newcomer: (peer: string) => boolean
@@ -73,10 +74,10 @@ function takenBy (job: AgentJob, except: Run): string[] {
 /** Whether `provider` may run beside the `taken` ones: not one of them, no shared network, no shared trust cluster. */
 export function independentOf (host: ReplicaHost, provider: string, taken: readonly string[]): boolean {
   if (taken.includes(provider)) return false
-  const nets = subnetKeys(host.addresses(provider) ?? [])
+  const nets = networksOf(host, provider)
   const cluster = host.cluster?.(provider)
   return taken.every((t) => {
-    const theirs = subnetKeys(host.addresses(t) ?? [])
+    const theirs = networksOf(host, t)
     return !nets.some((n) => theirs.includes(n)) && (cluster === undefined || cluster !== host.cluster?.(t))
   })
 }
@@ -110,6 +111,7 @@ export function closeReplicas (host: ReplicaHost, job: AgentJob, run: Run, round
       params: host.params.scoring,
       k: want,
       addresses: host.addresses,
+      ...(host.networks !== undefined ? { networks: host.networks } : {}),
       ...(host.cluster !== undefined ? { cluster: host.cluster } : {})
     })
   } catch (err) {

@@ -25,7 +25,7 @@
  */
 import type { CID } from '../../crypto/index.js'
 import type { JobRequest } from '../messages/job-request.js'
-import type { AddressLookup, ClusterLookup } from '../trust/replicate.js'
+import { peerNetworks, type AddressLookup, type ClusterLookup, type NetworkLookup } from '../trust/replicate.js'
 import { decideAward, type AuctionBid } from './award.js'
 import { assessBid } from './bid-store.js'
 import { defaultMarketParams, type MarketParams } from './params.js'
@@ -50,6 +50,11 @@ export interface RequesterTrustOptions {
   addresses?: AddressLookup
   /** The node's trust clusters; absent: none. */
   cluster?: ClusterLookup
+  /**
+   * What makes two replicas independent: `subnet` (default) — no shared IPv4 /16 or IPv6 /48;
+   * `peer` — distinct peer ids only, the owner's opt-out for providers that share one address range.
+   */
+  independence?: 'subnet' | 'peer'
   /** The 32-byte secret seed of the spotcheck draw (the daemon keeps it in the data dir); absent: no spotchecks. */
   spotcheckSeed?: Uint8Array
 }
@@ -62,11 +67,13 @@ export class RequesterAgent implements ReplicaHost {
   private readonly bidderAddrs = new Map<string, readonly string[]>()
   readonly reputation: Reputation
   readonly cluster?: ClusterLookup
+  readonly networks?: NetworkLookup
   readonly spotcheckSeed?: Uint8Array
 
   constructor (readonly peerId: string, readonly params: MarketParams = defaultMarketParams, private readonly trust: RequesterTrustOptions = {}) {
     this.reputation = new Reputation(params.scoring, peerId)
     if (trust.cluster !== undefined) this.cluster = trust.cluster
+    if (trust.independence === 'peer') this.networks = peerNetworks
     if (trust.spotcheckSeed !== undefined) this.spotcheckSeed = trust.spotcheckSeed
   }
 

@@ -27,6 +27,20 @@ export const MAX_REPLICAS = 5
 
 /** The addresses a provider is known at (its ad's `addrs` and the remote addresses of connections to it). */
 export type AddressLookup = (provider: string) => readonly string[] | undefined
+/**
+ * The networks a provider runs in, as keys two independent replicas may not share. Default: the
+ * subnet keys of its addresses (subnet.ts). `peerNetworks` (each provider its own network) is the
+ * owner's explicit opt-out for a network where every provider shares one address range: a lab or a
+ * test on one host, behind one NAT. It gives up the defence against one operator's many identities.
+ */
+export type NetworkLookup = (provider: string) => readonly string[]
+export const peerNetworks: NetworkLookup = (provider) => [`peer/${provider}`]
+
+/** A provider's networks under `input`: its `networks` override, else the subnet keys of its addresses. */
+export function networksOf (input: { readonly addresses: AddressLookup, readonly networks?: NetworkLookup }, provider: string): readonly string[] {
+  return input.networks?.(provider) ?? subnetKeys(input.addresses(provider) ?? [])
+}
+
 /** A provider's trust cluster (peers the node believes one operator runs), undefined = none known. */
 export type ClusterLookup = (provider: string) => string | undefined
 
@@ -68,6 +82,8 @@ export interface ReplicaSelectionInput {
   /** 1 … MAX_REPLICAS. */
   readonly k: number
   readonly addresses: AddressLookup
+  /** Overrides the subnet keys of `addresses` (see NetworkLookup). */
+  readonly networks?: NetworkLookup
   readonly cluster?: ClusterLookup
 }
 
@@ -75,7 +91,7 @@ function checkK (k: number): void {
   if (!Number.isInteger(k) || k < 1 || k > MAX_REPLICAS) throw new InvalidVerificationInputError('k', `expected an integer in 1..${MAX_REPLICAS}`)
 }
 
-interface Candidate { bid: RankedBid, subnets: string[], cluster: string | undefined }
+interface Candidate { bid: RankedBid, subnets: readonly string[], cluster: string | undefined }
 
 /** Why `c` may not run beside `taken`, if it may not. */
 function conflict (c: Candidate, taken: Candidate): ReplicaSkip | undefined {
@@ -90,7 +106,7 @@ export function selectReplicas (input: ReplicaSelectionInput): ReplicaSelection 
   const skipped: SkippedBid[] = []
   let candidates: Candidate[] = []
   for (const bid of input.ranking) {
-    const subnets = subnetKeys(input.addresses(bid.provider) ?? [])
+    const subnets = networksOf(input, bid.provider)
     if (subnets.length === 0) skipped.push({ cid: bid.cid, provider: bid.provider, reason: ReplicaSkip.NO_ADDRESS })
     else candidates.push({ bid, subnets, cluster: input.cluster?.(bid.provider) })
   }
@@ -110,6 +126,7 @@ export function selectReplicas (input: ReplicaSelectionInput): ReplicaSelection 
 export interface ReplicatedAwardInput extends AwardInput {
   readonly k: number
   readonly addresses: AddressLookup
+  readonly networks?: NetworkLookup
   readonly cluster?: ClusterLookup
 }
 
@@ -126,7 +143,7 @@ export function decideReplicatedAward (input: ReplicatedAwardInput): ReplicatedA
   checkK(input.k)
   const decision = decideAward(input)
   if (decision.kind === 'none') return { kind: 'none', reason: decision.reason, detail: decision.detail, decision }
-  const selection = selectReplicas({ ranking: decision.ranking, k: input.k, addresses: input.addresses, ...(input.cluster !== undefined ? { cluster: input.cluster } : {}) })
+  const selection = selectReplicas({ ranking: decision.ranking, k: input.k, addresses: input.addresses, ...(input.networks !== undefined ? { networks: input.networks } : {}), ...(input.cluster !== undefined ? { cluster: input.cluster } : {}) })
   if (selection.replicas.length === 0) return { kind: 'none', reason: 'NO_INDEPENDENT_BIDS', detail: `none of ${decision.ranking.length} bids has an IP address`, decision }
   const { sla, auction } = input.job.payload
   const params = input.params ?? defaultScoringParams
