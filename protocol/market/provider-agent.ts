@@ -102,6 +102,8 @@ export class ProviderAgent {
   /** Jobs declined BUSY while bids held GPUs: decided again when a hold is released. */
   private readonly busy = new BusyJobs<{ job: AgentJob, round: AuctionRoundInfo | undefined, receivedAt: number }>()
   private readonly endedCounts: Partial<Record<ProviderStatus, number>> = {}
+  /** Ended offers whose stream ended: forgotten at the start of the next event (onRequesterGone). */
+  private readonly forgetting: string[] = []
   /** Requesters refused for their score, in the order of their latest refusal. */
   private readonly refused = new Map<string, RefusedRequester>()
   private lastWake: number | undefined
@@ -125,6 +127,10 @@ export class ProviderAgent {
   /** Apply one event (after every deadline due by `event.now`); returns the effects, in order. */
   handle (event: ProviderAgentEvent): ProviderAgentEffect[] {
     this.out = []
+    if (this.forgetting.length > 0) {
+      for (const bid of this.forgetting) this.closed.delete(bid)
+      this.forgetting.length = 0
+    }
     this.now = Math.max(this.now, event.now)
     // lastWake is the earliest deadline as the last event left things: before it nothing is due
     if (this.lastWake !== undefined && this.lastWake <= this.now) this.advance()
@@ -501,7 +507,9 @@ export class ProviderAgent {
       this.feed(offer, { type: 'requester-gone' })
       this.drain()
     }
-    this.closed.delete(bid)
+    // no late payment can come on a stream that ended; forgotten at the next event, so the shell can
+    // still read the offer's view while it carries out this event's effects (its ledger entry)
+    this.forgetting.push(bid)
   }
 
   // -------------------------------------------------------------------------------------------
