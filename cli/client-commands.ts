@@ -3,6 +3,7 @@
  */
 import type { Command } from 'commander'
 import { formatVram, type CapabilityAd } from '../protocol/index.js'
+import type { RefusedRequester } from '../protocol/market/provider-agent.js'
 import { ApiClient } from '../node/api/client.js'
 import type { BootstrapStatus } from '../node/bootstrap-watcher.js'
 import type { StatusInfo } from '../node/daemon.js'
@@ -60,8 +61,14 @@ export async function statusCommand (command: Command): Promise<void> {
     `  GPUs:        ${status.gpus.length === 0 ? 'none' : status.gpus.map((g) => `${g.name} (${formatVram(g.vramMiB)}, ${g.provenance})`).join(', ')}`,
     `  detection:   ${status.gpuDetection}`,
     ...Object.entries(status.executors ?? {}).map(([kind, note]) => `  ${`${kind}:`.padEnd(12)} ${note ?? ''}`),
-    `  selling:     ${status.ad !== undefined ? `ad ${status.ad.cid} (seq ${status.ad.seq}), ${provided}/${status.capabilityKeys.length} capability keys on the DHT` : 'no'}`
+    `  selling:     ${status.ad !== undefined ? `ad ${status.ad.cid} (seq ${status.ad.seq}), ${provided}/${status.capabilityKeys.length} capability keys on the DHT` : 'no'}`,
+    ...(status.refusedRequesters ?? []).map(refusedLine)
   ].join('\n'))
+}
+
+/** One requester refused for its score, on one line. */
+export function refusedLine (r: RefusedRequester): string {
+  return `  refused:     ${r.requester} score ${r.score.toFixed(3)} < ${r.min} (${r.reason}), ${r.jobs} job request${r.jobs === 1 ? '' : 's'}, last ${new Date(r.at).toISOString()}`
 }
 
 export async function peersCommand (command: Command): Promise<void> {

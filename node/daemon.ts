@@ -11,6 +11,7 @@ import { LevelDatastore } from 'datastore-level'
 import type { Identity } from '../crypto/index.js'
 import { EVIDENCE_TOPIC, capabilityKeys, sealMessage, type CapabilityAd, type GpuInfo, type JobRequest, type ProviderQuery, type SealedMessage } from '../protocol/index.js'
 import { createMarketParams, type MarketParams, type MarketParamsInit } from '../protocol/market/params.js'
+import type { RefusedRequester } from '../protocol/market/provider-agent.js'
 import { ApiError, startApiServer, type ApiServer } from './api/server.js'
 import { ensureApiToken, removeEndpoint, writeEndpoint } from './api/credentials.js'
 import { Announcer, type KeyState } from './announcer.js'
@@ -91,6 +92,8 @@ export interface StatusInfo {
   bootstrap: BootstrapStatus
   /** The market parameters in force (config.json's `market` section over the defaults); absent on a bootstrap peer. */
   market?: MarketParams
+  /** Requesters this provider gives no bid for their score (protocol/market/requester-view.ts); absent on a bootstrap peer. */
+  refusedRequesters?: RefusedRequester[]
 }
 
 /** Re-sign the ad when half its lifetime is gone, so peers never fetch an expired one. */
@@ -350,7 +353,8 @@ export class Daemon {
       executors: this.execution?.notes ?? {},
       workloads: this.execution?.workloads ?? [],
       bootstrap: this.bootstrapWatcher?.status() ?? { state: 'none', configured: 0, connected: 0, failedRounds: 0, lastErrors: [] },
-      ...(this.marketParams !== undefined ? { market: this.marketParams } : {})
+      ...(this.marketParams !== undefined ? { market: this.marketParams } : {}),
+      ...(this.market !== undefined ? { refusedRequesters: this.market.provider.status().refused } : {})
     }
   }
 

@@ -9,6 +9,7 @@ import { multiaddr } from '@multiformats/multiaddr'
 import { region as regionSlug, country as countryCode, timeZone as timeZoneName } from '../../protocol/messages/common.js'
 import { processSandbox } from '../../protocol/messages/capability-ad.js'
 import { InvalidMarketParamsError, createMarketParams, defaultMarketParams, type MarketParams, type MarketParamsInit } from '../../protocol/market/params.js'
+import { DEFAULT_MIN_REQUESTER_TRUST } from '../../protocol/market/requester-view.js'
 import { HOUR_MS, MAX_JOB_GPUS, MINUTE_MS, SECOND_MS } from '../../protocol/limits.js'
 import { isKnownTimeZone } from '../../protocol/time-zone.js'
 import { parseWindows, WindowSyntaxError } from './windows.js'
@@ -191,7 +192,14 @@ export const configSchema = z.strictObject({
     workloads: z.array(z.enum(['process', 'docker', 'wasm'])).min(1).default(['process', 'wasm']),
     limits: z.strictObject({ maxPowerW: z.int().positive().optional(), maxTempC: z.int().positive().optional() }).prefault({}),
     /** Lifetime of each signed capability ad; it is re-signed before it expires. */
-    adTtlMs: z.int().min(MINUTE_MS).max(48 * HOUR_MS).default(6 * HOUR_MS)
+    adTtlMs: z.int().min(MINUTE_MS).max(48 * HOUR_MS).default(6 * HOUR_MS),
+    /**
+     * 0..1: job requests from a requester scoring below this in this node's view of requesters get no
+     * bid (protocol/market/requester-view.ts). Default 0.45, below a stranger's 0.5: a new requester is
+     * served; one that stopped paying this node once (0.33), or was reported by a trusted peer (0.4), is not.
+     * 0 serves everyone.
+     */
+    minRequesterTrust: z.number().min(0).max(1).default(DEFAULT_MIN_REQUESTER_TRUST)
   }).prefault({}),
   /** The market's parameters (lease, billing interval, damping, scoring…): any subset of MarketParams. */
   market: marketSection.prefault({}),

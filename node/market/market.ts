@@ -136,6 +136,7 @@ export class Market {
       scheduler,
       log: loggers.forComponent('provider'),
       ...(metrics !== undefined ? { metrics } : {}),
+      minRequesterTrust: config.provider.minRequesterTrust
     })
     const convictions = new Convictions({
       signer: options.signer, node, gossip, store, blobs, requester, dataDir: options.dataDir, now, log: loggers.forComponent('fraud'), maxInputBytes: MAX_INPUT_BYTES
@@ -143,6 +144,7 @@ export class Market {
     requester.proveWrongReplica = async (job, receipt) => { await convictions.proveWrongReplica(job, receipt) }
     market = new Market(options, blobs, store, gossip, requester, provider, quota, convictions)
     await requester.load()
+    await provider.load()
     // work in flight at the last stop cannot be resumed: its ledger entries say so
     for (const entry of await store.ledger()) {
       if (entry.state === 'open') await store.putLedger({ ...entry, state: 'interrupted', updatedAt: now() })
@@ -191,7 +193,10 @@ export class Market {
         // where it counts as much as this node trusts its signer (protocol/trust/reputation.ts)
         void this.store.putEvidence(message.cid.toString(), message.signer, message.bytes).catch(() => {})
         if ((REPUTATION_KINDS as readonly string[]).includes(message.kind) && message.signer !== this.options.signer.peerId) {
-          this.requester.onEvidence(evidenceFromMessage(message as OpenedMessage<EvidenceMessageKind>))
+          const evidence = evidenceFromMessage(message as OpenedMessage<EvidenceMessageKind>)
+          this.requester.onEvidence(evidence)
+          // the provider's view of requesters takes what speaks of paying (requester-view.ts)
+          this.provider.onEvidence(evidence)
         }
     }
   }

@@ -19,6 +19,10 @@ import {
   type Scheduler, type SealedMessage
 } from '../../protocol/index.js'
 import { BudgetRefusal, RequesterBudget, offerAdmitted } from '../../protocol/trust/budget.js'
+import { InvalidEvidenceError, type Evidence } from '../../protocol/trust/reputation-evidence.js'
+import type { RefusedRequester } from '../../protocol/market/provider-agent.js'
+import type { RequesterView } from '../../protocol/market/requester-view.js'
+import { ReputationSaver } from './reputation-saver.js'
 import type { Logger } from '../logger.js'
 import type { ExecChannel, ExecFrame } from '../services/exec.js'
 import { sealBid } from './provider-messages.js'
@@ -51,6 +55,8 @@ export interface ProviderMarketStatus {
   completed: number
   /** Offers that ended, by final status. */
   ended: Partial<Record<ProviderStatus, number>>
+  /** Requesters whose job requests get no bid for their score (latest refusal last). */
+  refused: RefusedRequester[]
 }
 
 /** What the effects of the event being handled refer to: the exec stream and the message it came with. */
@@ -60,8 +66,9 @@ const isRejection = (err: unknown): err is MessageRejectedError => err instanceo
 
 export class ProviderMarket {
   private readonly agent: ProviderAgent
-  /** Job requests per requester: a stranger's rate for everyone until a trust hook is passed. */
-  private readonly budget = new RequesterBudget()
+  /** Job requests per requester: a stranger's rate, growing with the requester's trust (requester-view.ts). */
+  private readonly budget: RequesterBudget
+  private readonly saver: ReputationSaver
   private readonly jobs: ProviderJobs
   private readonly scheduler: Scheduler
   private ad: SealedMessage<'capability-ad'> | undefined
@@ -72,12 +79,43 @@ export class ProviderMarket {
   constructor (private readonly options: ProviderMarketOptions) {
     const params = options.params ?? defaultMarketParams
     this.scheduler = options.scheduler ?? createRealScheduler(options.now)
-    this.agent = new ProviderAgent({ peerId: options.peerId, params })
+    this.agent = new ProviderAgent({ peerId: options.peerId, params, ...(options.minRequesterTrust !== undefined ? { minRequesterTrust: options.minRequesterTrust } : {}) })
+    this.budget = new RequesterBudget({ rateFor: (requester) => this.agent.requesters.rate(requester, this.now()) })
+    this.saver = new ReputationSaver({
+      view: this.agent.requesters,
+      put: async (snapshot) => { await options.store.putReputation(snapshot, 'requesters') },
+      get: async () => await options.store.getReputation('requesters'),
+      scheduler: this.scheduler,
+      log: options.log,
+      name: 'view of requesters'
+    })
     this.jobs = new ProviderJobs(options, this.scheduler, (event) => { this.drive(event) }, (bid) => this.agent.offer(bid))
   }
 
   private get log (): Logger { return this.options.log }
   private now (): number { return this.scheduler.now() }
+
+  /** This node's view of requesters (read-only use: status views and tests). */
+  get requesters (): RequesterView {
+    return this.agent.requesters
+  }
+
+  /** Read back the view of requesters kept before a restart. */
+  async load (): Promise<void> {
+    await this.saver.load()
+  }
+
+  /** Evidence from others' gossip (verified and admitted): nonpayment reports and payments go to the view of requesters. */
+  onEvidence (evidence: Evidence): void {
+    try {
+      if (!this.agent.requesters.addReport(evidence)) return
+    } catch (err) {
+      if (!(err instanceof InvalidEvidenceError)) throw err
+      this.log.debug('evidence not taken by the view of requesters', { error: err })
+      return
+    }
+    this.saver.save()
+  }
 
   /**
    * Hand one event to the agent (after the ad, when it changed) and carry out its effects. Never
@@ -92,6 +130,8 @@ export class ProviderMarket {
         this.perform(this.agent.handle({ type: 'ad-changed', now: event.now, ad: ad?.payload }), {})
       }
       this.perform(this.agent.handle(event), context)
+      // an offer's ending or a bounced payment may have changed the view of requesters
+      this.saver.save()
     } catch (err) {
       this.log.error('provider event failed', { event: event.type, error: err })
     }
@@ -125,7 +165,12 @@ export class ProviderMarket {
         if (offer !== undefined && context.message !== undefined) this.jobs.keepEnvelope(offer, context.message, effect.ref)
         return
       }
-      case 'drop-frame': return this.dropFrame(effect.job, effect.kind, effect.reason, effect.message)
+      case 'drop-frame': {
+        // a bounced payment is kept as the evidence its failure report embeds
+        const offer = effect.ref === undefined ? undefined : this.jobs.offers.get(effect.bid)
+        if (offer !== undefined && context.message !== undefined) this.jobs.keepEnvelope(offer, context.message, effect.ref)
+        return this.dropFrame(effect.job, effect.kind, effect.reason, effect.message)
+      }
       case 'wake': return this.wake(effect.at)
       case 'note': return this.log[effect.level](effect.message, effect.fields)
       default: return this.jobs.onEffect(effect)
@@ -297,7 +342,8 @@ export class ProviderMarket {
         ...(o.state.startedAt !== undefined ? { startedAt: o.state.startedAt } : {})
       })),
       completed: this.agent.ended.settled ?? 0,
-      ended: { ...this.agent.ended }
+      ended: { ...this.agent.ended },
+      refused: this.agent.refusedRequesters()
     }
   }
 
@@ -306,5 +352,6 @@ export class ProviderMarket {
     this.stopped = true
     this.cancelWake?.()
     await this.jobs.stop()
+    await this.saver.flush()
   }
 }

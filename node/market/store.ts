@@ -12,6 +12,8 @@
  *   market-reputation/self               the requester's reputation view (protocol/trust/reputation.ts
  *                                        snapshot, JSON), so scores are the same after a restart; derived
  *                                        data, not journaled: a rebuilt database starts it empty
+ *   market-reputation/requesters         the provider's view of requesters (protocol/market/requester-view.ts),
+ *                                        kept the same way
  *   market-convictions/<peer id>         a provider this node convicted on a verified fraud proof: the
  *                                        proof's id (its envelope is in market-envelopes, journaled), read
  *                                        at start; not journaled itself: a rebuilt database loses it
@@ -78,15 +80,15 @@ export class MarketStore {
     return out
   }
 
-  /** Keep the reputation snapshot (one key; the last write wins). */
-  async putReputation (snapshot: unknown): Promise<void> {
-    await this.serially('reputation/self', async () => { await this.reputation.put('self', snapshot) })
+  /** Keep a reputation snapshot (`self`: the requester's view, `requesters`: the provider's; the last write wins). */
+  async putReputation (snapshot: unknown, view: 'self' | 'requesters' = 'self'): Promise<void> {
+    await this.serially(`reputation/${view}`, async () => { await this.reputation.put(view, snapshot) })
   }
 
-  /** The reputation snapshot kept, or undefined (none yet, or a value level cannot decode). */
-  async getReputation (): Promise<unknown> {
+  /** A reputation snapshot kept, or undefined (none yet, or a value level cannot decode). */
+  async getReputation (view: 'self' | 'requesters' = 'self'): Promise<unknown> {
     try {
-      return await this.reputation.get('self')
+      return await this.reputation.get(view)
     } catch {
       return undefined
     }

@@ -72,7 +72,8 @@ export interface WakeEffect { type: 'wake', at: number }
 export interface IgnoredEffect { type: 'ignored', reason: string }
 
 /** Signed envelopes node/ keeps for a job, named so a failure report can embed them. */
-export type EvidenceRef = 'award' | 'award-response' | 'last-status' | 'receipt' | 'last-payment'
+/** The signed envelopes an offer keeps for failure reports; `bounced-payment`: a payment that did not hold against the award. */
+export type EvidenceRef = 'award' | 'award-response' | 'last-status' | 'receipt' | 'last-payment' | 'bounced-payment'
 
 /** Publish a signed `failure-report` about `subject`, embedding the named envelopes. */
 export interface RecordFailureEffect {

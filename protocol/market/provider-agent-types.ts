@@ -68,7 +68,9 @@ export const FrameDrop = {
   NOT_REQUESTER: 'NOT_REQUESTER',
   WRONG_AWARD: 'WRONG_AWARD',
   WRONG_PAYEE: 'WRONG_PAYEE',
-  STALE_SEQ: 'STALE_SEQ'
+  STALE_SEQ: 'STALE_SEQ',
+  /** A payment whose cumulative is below an earlier one's (a commitment only grows). */
+  BELOW_EARLIER: 'BELOW_EARLIER'
 } as const
 export type FrameDrop = typeof FrameDrop[keyof typeof FrameDrop]
 
@@ -94,7 +96,8 @@ export type ProviderAgentEffect =
   | { type: 'award-taken', bid: string, job: string, award: string }
   /** The payment or cancel frame being handled counts: keep it (as `ref` evidence, when named). */
   | { type: 'frame-accepted', bid: string, job: string, kind: 'payment' | 'job-cancel', ref?: EvidenceRef }
-  | { type: 'drop-frame', bid: string, job: string, kind: 'payment' | 'job-cancel', reason: FrameDrop, message: string }
+  /** Drop the frame being handled; `ref`: keep it as that evidence (a bounced payment a failure report embeds). */
+  | { type: 'drop-frame', bid: string, job: string, kind: 'payment' | 'job-cancel', reason: FrameDrop, message: string, ref?: EvidenceRef }
   /** The offer's state changed (or a payment came): record it. */
   | { type: 'offer-updated', bid: string, job: string }
   /** The offer reached a final status: release what it held, close its stream. */

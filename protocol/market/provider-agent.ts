@@ -20,6 +20,7 @@ import { decideBid } from './bid-policy.js'
 import { bidWindowClosesAt } from './bid-window.js'
 import { dampingDelayMs, shouldStaySilent, tieBreakUniform } from './damping.js'
 import type { MarketParams } from './params.js'
+import { DEFAULT_MIN_REQUESTER_TRUST, RequesterRefusal, RequesterView, refusesRequester, validateMinRequesterTrust } from './requester-view.js'
 import {
   AwardRefusal, FrameDrop,
   type AgentAward, type AgentJob, type AuctionRoundInfo, type OfferEffect, type OwnerHold, type ProviderAgentEffect, type ProviderAgentEvent, type ProviderOfferView
@@ -32,7 +33,15 @@ export interface ProviderAgentOptions {
   peerId: string
   /** Its parameters; `damping: false` bids at once and never stays silent (benchmarks compare). */
   params: MarketParams
+  /** 0..1: job requests from a requester scoring below this in `requesters` get no bid (default DEFAULT_MIN_REQUESTER_TRUST). */
+  minRequesterTrust?: number
 }
+
+/** A requester refused for its score, as the status views show it. */
+export interface RefusedRequester { requester: string, score: number, min: number, reason: RequesterRefusal, jobs: number, at: number }
+
+/** Refused requesters remembered for the status view; the one refused longest ago is forgotten first. */
+export const MAX_REFUSED_SHOWN = 256
 
 type BidTerms = Extract<BidDecision, { kind: 'bid' }>
 
@@ -55,6 +64,8 @@ interface Offer {
   payment: { seq: number, cumulative: number, gpuSeconds: number }
   note?: string
   endedAt?: number
+  /** A payment from the requester bounced: reported once, and counted as this node's own failure. */
+  bounced?: boolean
 }
 
 type LifecycleInput = ProviderEvent extends infer E ? (E extends { now: number } ? Omit<E, 'now'> : never) : never
@@ -65,6 +76,9 @@ const jobOfKey = (k: string): string => k.slice(0, k.lastIndexOf('#'))
 
 export class ProviderAgent {
   readonly peerId: string
+  /** This node's view of requesters (requester-view.ts): own endings recorded here, others' reports added by the shell. */
+  readonly requesters: RequesterView
+  readonly minRequesterTrust: number
   private readonly params: MarketParams
   private readonly damping: boolean
   private ad: CapabilityAd | undefined
@@ -88,6 +102,10 @@ export class ProviderAgent {
   /** Jobs declined BUSY while bids held GPUs: decided again when a hold is released. */
   private readonly busy = new BusyJobs<{ job: AgentJob, round: AuctionRoundInfo | undefined, receivedAt: number }>()
   private readonly endedCounts: Partial<Record<ProviderStatus, number>> = {}
+  /** Ended offers whose stream ended: forgotten at the start of the next event (onRequesterGone). */
+  private readonly forgetting: string[] = []
+  /** Requesters refused for their score, in the order of their latest refusal. */
+  private readonly refused = new Map<string, RefusedRequester>()
   private lastWake: number | undefined
   private out: ProviderAgentEffect[] = []
   private readonly queue: Array<[Offer, LifecycleInput]> = []
@@ -98,6 +116,8 @@ export class ProviderAgent {
     this.params = options.params
     this.damping = options.params.damping
     this.seen = new SeenBids(options.params.seenBids)
+    this.requesters = new RequesterView(options.peerId)
+    this.minRequesterTrust = validateMinRequesterTrust(options.minRequesterTrust ?? DEFAULT_MIN_REQUESTER_TRUST)
   }
 
   // -------------------------------------------------------------------------------------------
@@ -107,6 +127,10 @@ export class ProviderAgent {
   /** Apply one event (after every deadline due by `event.now`); returns the effects, in order. */
   handle (event: ProviderAgentEvent): ProviderAgentEffect[] {
     this.out = []
+    if (this.forgetting.length > 0) {
+      for (const bid of this.forgetting) this.closed.delete(bid)
+      this.forgetting.length = 0
+    }
     this.now = Math.max(this.now, event.now)
     // lastWake is the earliest deadline as the last event left things: before it nothing is due
     if (this.lastWake !== undefined && this.lastWake <= this.now) this.advance()
@@ -212,6 +236,11 @@ export class ProviderAgent {
     return out
   }
 
+  /** Requesters refused for their score (latest refusal last), for `gpumesh status`. */
+  refusedRequesters (): RefusedRequester[] {
+    return [...this.refused.values()].map((r) => ({ ...r }))
+  }
+
   /** Whether this node preempted `job` (and so will not bid on its next rounds). */
   hasPreempted (job: string): boolean {
     return this.preempted.has(job)
@@ -244,6 +273,7 @@ export class ProviderAgent {
     const roundNo = round?.round ?? 1
     const ad = this.ad
     if (ad === undefined || job.signer === this.peerId) return
+    if (this.refuseRequester(job.signer, id, roundNo)) return
     if (round?.excluded.includes(this.peerId) === true) return this.note('debug', 'excluded from the round', { job: id, round: roundNo })
     // the key is built only when something is pending or sealing (most providers, most jobs: nothing)
     const k = this.pending.size > 0 || this.sealing.size > 0 ? key(id, roundNo) : undefined
@@ -269,6 +299,22 @@ export class ProviderAgent {
     this.pending.set(kk, { job, round: roundNo, ...(round !== undefined ? { info: round } : {}), decision, closesAt, at: now + delay })
     this.pendingJobs.set(id, (this.pendingJobs.get(id) ?? 0) + 1)
     this.pendingMin = Math.min(this.pendingMin ?? Infinity, now + delay)
+  }
+
+  /**
+   * The reference rule (protocol/README §5.6 "Refusing requesters"): no bid for a requester whose score
+   * in this node's view is below minRequesterTrust. Remembered (bounded) for the status view.
+   */
+  private refuseRequester (requester: string, job: string, round: number): boolean {
+    // a requester no one reported on costs one map lookup
+    const score = this.requesters.decisionScore(requester, this.now)
+    if (!refusesRequester(score, this.minRequesterTrust)) return false
+    const jobs = (this.refused.get(requester)?.jobs ?? 0) + 1
+    this.refused.delete(requester)
+    this.refused.set(requester, { requester, score, min: this.minRequesterTrust, reason: RequesterRefusal.LOW_TRUST, jobs, at: this.now })
+    if (this.refused.size > MAX_REFUSED_SHOWN) this.refused.delete(this.refused.keys().next().value as string)
+    this.note('info', 'refusing a requester', { job, round, requester, reason: RequesterRefusal.LOW_TRUST, score, min: this.minRequesterTrust })
+    return true
   }
 
   /** What a new decision must leave alone: the allocations and the GPUs held by outstanding bids. */
@@ -412,13 +458,35 @@ export class ProviderAgent {
     const offer = this.live.get(bid) ?? this.closed.get(bid)
     if (offer?.award === undefined) return this.note('debug', 'payment for no awarded offer', { bid })
     const drop = (reason: FrameDrop, message: string): void => { this.out.push({ type: 'drop-frame', bid, job: offer.id, kind: 'payment', reason, message }) }
+    // signed by someone else, it says nothing of the requester (and one that does not verify never reaches here)
     if (signer !== offer.job.signer) return drop(FrameDrop.NOT_REQUESTER, 'not signed by the requester')
-    if (p.award.toString() !== offer.award.id || p.job.toString() !== offer.id) return drop(FrameDrop.WRONG_AWARD, 'for another award')
-    if (p.payee !== this.peerId) return drop(FrameDrop.WRONG_PAYEE, `pays ${p.payee}`)
+    if (p.award.toString() !== offer.award.id || p.job.toString() !== offer.id) return this.bounce(offer, bid, FrameDrop.WRONG_AWARD, 'for another award')
+    if (p.payee !== this.peerId) return this.bounce(offer, bid, FrameDrop.WRONG_PAYEE, `pays ${p.payee}`)
+    // a replayed or reordered frame, not a new commitment
     if (p.seq <= offer.payment.seq) return drop(FrameDrop.STALE_SEQ, `seq ${p.seq} after ${offer.payment.seq}`)
+    if (p.cumulative < offer.payment.cumulative) {
+      // its seq is spent (a replay of it is stale), its amount does not count
+      offer.payment = { ...offer.payment, seq: p.seq }
+      this.out.push({ type: 'offer-updated', bid, job: offer.id })
+      return this.bounce(offer, bid, FrameDrop.BELOW_EARLIER, `cumulative ${p.cumulative} after ${offer.payment.cumulative}`)
+    }
     offer.payment = { seq: p.seq, cumulative: Math.max(offer.payment.cumulative, p.cumulative), gpuSeconds: p.gpuSeconds }
     this.out.push({ type: 'frame-accepted', bid, job: offer.id, kind: 'payment', ref: 'last-payment' })
     this.feed(offer, { type: 'payment-received', from: signer, cumulative: p.cumulative, interval: p.interval })
+  }
+
+  /**
+   * A payment the requester signed that does not hold against the award (another award or job, another
+   * payee, a cumulative below an earlier one): dropped, kept as evidence, and — once per offer — a
+   * signed `nonpayment` failure report against the requester embedding it, and this node's own failure
+   * in its view of requesters. The job goes on: the lifecycle stops it if no valid payment follows.
+   */
+  private bounce (offer: Offer, bid: string, reason: FrameDrop, message: string): void {
+    this.out.push({ type: 'drop-frame', bid, job: offer.id, kind: 'payment', reason, message, ref: 'bounced-payment' })
+    if (offer.bounced === true) return
+    offer.bounced = true
+    this.requesters.record(offer.job.signer, false, this.now)
+    this.push({ type: 'record-failure', subject: offer.job.signer, reason: 'nonpayment', evidence: ['award', 'bounced-payment'], detail: `payment bounced (${reason}): ${message}`, bid, job: offer.id })
   }
 
   private onCancel (bid: string, signer: string, p: JobCancel): void {
@@ -439,7 +507,9 @@ export class ProviderAgent {
       this.feed(offer, { type: 'requester-gone' })
       this.drain()
     }
-    this.closed.delete(bid)
+    // no late payment can come on a stream that ended; forgotten at the next event, so the shell can
+    // still read the offer's view while it carries out this event's effects (its ledger entry)
+    this.forgetting.push(bid)
   }
 
   // -------------------------------------------------------------------------------------------
@@ -502,6 +572,8 @@ export class ProviderAgent {
     const unheld = this.holds.release(key(offer.id, offer.round))
     const status = offer.state.status
     if (offer.award !== undefined && (status === 'settled' || status === 'failed')) this.holds.outcome(offer.job.signer, status === 'settled')
+    // own experience of the requester: paid in full, or stopped unpaid (a bounce was counted already)
+    if (offer.award !== undefined && (status === 'settled' || (status === 'stopped-unpaid' && offer.bounced !== true))) this.requesters.record(offer.job.signer, status === 'settled', this.now)
     this.endedCounts[status] = (this.endedCounts[status] ?? 0) + 1
     if (offer.award !== undefined) this.closed.set(offer.bid, offer)
     this.out.push({ type: 'offer-ended', bid: offer.bid, job: offer.id, status, ...(offer.state.reason !== undefined ? { reason: offer.state.reason } : {}), awarded: offer.award !== undefined })

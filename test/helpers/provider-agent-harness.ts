@@ -71,8 +71,8 @@ export class Harness {
   log: ProviderAgentEffect[] = []
   wake: number | undefined
 
-  constructor (params: MarketParams = defaultMarketParams, damping = true, ad: CapabilityAd | undefined = makeAd()) {
-    this.agent = new ProviderAgent({ peerId: ME, params: { ...params, damping } })
+  constructor (params: MarketParams = defaultMarketParams, damping = true, ad: CapabilityAd | undefined = makeAd(), minRequesterTrust?: number) {
+    this.agent = new ProviderAgent({ peerId: ME, params: { ...params, damping }, ...(minRequesterTrust !== undefined ? { minRequesterTrust } : {}) })
     if (ad !== undefined) this.send({ type: 'ad-changed', now: this.now, ad })
   }
 

@@ -167,7 +167,10 @@ describe('the provider market (two bare nodes, the requester played by hand)', f
       now: Date.now,
       log: silentLoggers.forComponent('provider'),
       metrics,
-      params: createMarketParams({ preemptNoticeMs: 300 })
+      params: createMarketParams({ preemptNoticeMs: 300 }),
+      // one hand-played requester serves every test, and one of them stops paying: this provider's view
+      // would then refuse it (test/integration/market-payers.test.ts covers that); serve it throughout
+      minRequesterTrust: 0
     })
     provider.services.exec.onChannel = (channel) => { market.handleChannel(channel) }
     providerGossip.subscribe(providerTopics('eu'))
@@ -258,6 +261,11 @@ describe('the provider market (two bare nodes, the requester played by hand)', f
     await reader.channel.sendMessage(payment(request, award, 1, owed, r.gpuSeconds))
     await until('the provider to close the stream', () => reader.ended)
     assert.ok((await metrics.messagesRejected.get()).values.length > rejected)
+    // the payment to someone else bounced: a nonpayment report on the evidence topic embeds it
+    const bounced = await until('a report of the bounced payment', () => gossiped.find((m) => m.kind === 'failure-report' && (m as OpenedMessage<'failure-report'>).payload.job.equals(request.cid)) as OpenedMessage<'failure-report'> | undefined)
+    assert.equal(bounced.payload.reason, 'nonpayment')
+    assert.equal(bounced.payload.subject, requesterId.peerId)
+    assert.equal(openMessage(bounced.payload.evidence[1]!, 'payment', { now: Date.now(), historical: true }).payload.payee, requesterId.peerId)
 
     assert.deepEqual(reader.states().filter((s, i, all) => all.indexOf(s) === i), ['accepted', 'running', 'completed'])
     assert.equal(reader.log, 'input-data\n')
@@ -324,6 +332,8 @@ describe('the provider market (two bare nodes, the requester played by hand)', f
     assert.equal(report.payload.reason, 'nonpayment')
     assert.equal(openMessage(report.payload.evidence[0]!, 'award', { now: Date.now(), historical: true }).cid.toString(), award.cid.toString())
     assert.equal(market.status().ended['stopped-unpaid'], 1)
+    // the provider's own experience of the requester: the bounced payment of the first test, and this stop
+    assert.equal(market.requesters.own(requesterId.peerId)?.failed, 2)
   })
 
   it('refuses an award that is not for one of its waiting bids', async () => {

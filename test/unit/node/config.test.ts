@@ -59,6 +59,16 @@ describe('node configuration', () => {
     assert.equal(byField.get('provider.sell')?.source, 'GPUMESH_SELL')
   })
 
+  it('takes provider.minRequesterTrust in 0..1, by default 0.45 (below a stranger\'s 0.5), and names a bad one', () => {
+    assert.equal(resolveConfig([]).provider.minRequesterTrust, 0.45)
+    for (const ok of [0, 1, 0.6]) assert.equal(resolveConfig([{ source: 'config.json', values: { provider: { minRequesterTrust: ok } } }]).provider.minRequesterTrust, ok)
+    for (const bad of [-0.01, 1.01, 'high']) {
+      const err = configError(() => resolveConfig([{ source: 'config.json', values: { provider: { minRequesterTrust: bad } } }]))
+      assert.equal(err.issues[0]?.field, 'provider.minRequesterTrust')
+      assert.equal(err.issues[0]?.source, 'config.json')
+    }
+  })
+
   it('refuses unknown settings, at any depth', () => {
     const err = configError(() => resolveConfig([{ source: 'config.json', values: { dht: { mod: 'server' } } }]))
     assert.equal(err.issues[0]?.field, 'dht.mod')

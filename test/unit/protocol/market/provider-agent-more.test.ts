@@ -244,13 +244,13 @@ describe('the provider agent, more', () => {
       assert.deepEqual(beats.filter((e) => e.state === 'preempted').map((e) => e.message), ['preempted by a better-paying job'])
     })
 
-    it('a payment with a newer seq but a lower cumulative is still stored: the shell must keep its seq (no replay of it later)', () => {
+    it('a payment with a newer seq but a lower cumulative bounces, kept as evidence; its seq is spent (no replay of it later)', () => {
       const h = new Harness(defaultMarketParams, false)
       const job = makeJob()
       const r = h.running(job)
       h.payment(job, r.bid, r.award, { seq: 1, cumulative: 10 })
       const lower = h.payment(job, r.bid, r.award, { seq: 2, cumulative: 5 })
-      assert.ok(has(lower, 'frame-accepted'))
+      assert.ok(has(lower, 'drop-frame', (e) => e.reason === 'BELOW_EARLIER' && e.ref === 'bounced-payment'))
       assert.ok(has(lower, 'offer-updated', (e) => e.bid === r.bid))
       assert.deepEqual(h.agent.offer(r.bid)?.payment, { seq: 2, cumulative: 10, gpuSeconds: 1 })
       assert.equal(find(h.payment(job, r.bid, r.award, { seq: 2, cumulative: 20 }), 'drop-frame')?.reason, 'STALE_SEQ')

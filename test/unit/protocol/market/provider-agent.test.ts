@@ -333,6 +333,9 @@ describe('market/provider-agent', () => {
       assert.ok(has(effects, 'stop-work', (e) => e.reason === 'requester-gone'))
       assert.ok(has(effects, 'record-failure', (e) => e.reason === 'nonpayment' && e.subject === REQUESTER))
       assert.ok(has(effects, 'offer-ended', (e) => e.status === 'stopped-unpaid'))
+      // still readable while the shell carries out this event's effects (its ledger entry), gone at the next
+      assert.equal(h.agent.offer(r.bid)?.state.status, 'stopped-unpaid')
+      h.tick(h.now)
       assert.equal(h.agent.offer(r.bid), undefined)
     })
   })
