@@ -80,37 +80,6 @@ describe('the daemon and CLI on bad input (separate processes)', function () {
     assert.equal(await daemon.stop(), 0)
   })
 
-  it('the local API refuses a missing or wrong token', async () => {
-    const daemon = await DaemonProcess.start(START, dir)
-    const { url } = JSON.parse(await readFile(join(dir, 'api.json'), 'utf8')) as { url: string }
-    const token = (await readFile(join(dir, 'api.token'), 'utf8')).trim()
-    assert.equal((await fetch(`${url}/v1/status`)).status, 401)
-    assert.equal((await fetch(`${url}/v1/status`, { headers: { authorization: `Bearer ${'0'.repeat(64)}` } })).status, 401)
-    const ok = await fetch(`${url}/v1/status`, { headers: { authorization: `Bearer ${token}` } })
-    assert.equal(ok.status, 200)
-    const metrics = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } })
-    assert.match(await metrics.text(), /gpumesh_api_requests_total\{route="unauthorized",status="401"\} 2/)
-    assert.equal((await fetch(`${url}/v1/providers?minVram=lots`, { headers: { authorization: `Bearer ${token}` } })).status, 400)
-    assert.equal(await daemon.stop(), 0)
-  })
-
-  it('an unreadable request path gets 400, and the daemon keeps running', async () => {
-    const daemon = await DaemonProcess.start(START, dir)
-    const { url } = JSON.parse(await readFile(join(dir, 'api.json'), 'utf8')) as { url: string }
-    const token = (await readFile(join(dir, 'api.token'), 'utf8')).trim()
-    const { port } = new URL(url)
-    for (const auth of [undefined, `Bearer ${token}`]) {
-      const status = await new Promise<number>((resolve, reject) => {
-        const req = httpRequest({ host: '127.0.0.1', port, path: '//', headers: auth === undefined ? {} : { authorization: auth } }, (res) => { res.resume(); resolve(res.statusCode ?? 0) })
-        req.on('error', reject)
-        req.end()
-      })
-      assert.equal(status, auth === undefined ? 401 : 400)
-    }
-    assert.equal((await daemon.json<{ selling: boolean }>(['status'])).selling, true)
-    assert.equal(await daemon.stop(), 0)
-  })
-
   it('a local API port already in use is a clear error', async () => {
     const blocker = createServer()
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))
@@ -142,5 +111,52 @@ describe('the daemon and CLI on bad input (separate processes)', function () {
     assert.equal(await daemon.stop('SIGINT'), 0)
     await assert.rejects(readFile(join(dir, 'api.json')))
     assert.match(daemon.stderr, /"msg":"stopped"/)
+  })
+})
+
+// the API's answers to bad requests need a running daemon, not a fresh one each: one serves both cases
+describe('the local API on bad requests (one daemon, a separate process)', function () {
+  this.timeout(120_000)
+  let daemon: DaemonProcess
+  let url: string
+  let token: string
+  let apiDir: string
+  before(async () => {
+    apiDir = await mkdtemp(join(tmpdir(), 'gpumesh-bad-api-'))
+    daemon = await DaemonProcess.start(START, apiDir)
+    url = (JSON.parse(await readFile(join(apiDir, 'api.json'), 'utf8')) as { url: string }).url
+    token = (await readFile(join(apiDir, 'api.token'), 'utf8')).trim()
+  })
+  after(async () => {
+    // it kept running through every bad request, and stops cleanly
+    if (daemon !== undefined) assert.equal(await daemon.stop(), 0, daemon.stderr)
+    await rm(apiDir, { recursive: true, force: true })
+  })
+  const unauthorizedCount = async (): Promise<number> => {
+    const metrics = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text()
+    return Number(/gpumesh_api_requests_total\{route="unauthorized",status="401"\} (\d+)/.exec(metrics)?.[1] ?? 0)
+  }
+
+  it('the local API refuses a missing or wrong token', async () => {
+    const before = await unauthorizedCount()
+    assert.equal((await fetch(`${url}/v1/status`)).status, 401)
+    assert.equal((await fetch(`${url}/v1/status`, { headers: { authorization: `Bearer ${'0'.repeat(64)}` } })).status, 401)
+    const ok = await fetch(`${url}/v1/status`, { headers: { authorization: `Bearer ${token}` } })
+    assert.equal(ok.status, 200)
+    assert.equal(await unauthorizedCount(), before + 2)
+    assert.equal((await fetch(`${url}/v1/providers?minVram=lots`, { headers: { authorization: `Bearer ${token}` } })).status, 400)
+  })
+
+  it('an unreadable request path gets 400, and the daemon keeps running', async () => {
+    const { port } = new URL(url)
+    for (const auth of [undefined, `Bearer ${token}`]) {
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = httpRequest({ host: '127.0.0.1', port, path: '//', headers: auth === undefined ? {} : { authorization: auth } }, (res) => { res.resume(); resolve(res.statusCode ?? 0) })
+        req.on('error', reject)
+        req.end()
+      })
+      assert.equal(status, auth === undefined ? 401 : 400)
+    }
+    assert.equal((await daemon.json<{ selling: boolean }>(['status'])).selling, true)
   })
 })

@@ -101,14 +101,14 @@ describe('CLI edges: output closed early, --wait progress, cancel, events, boots
     const submitted = await buyer.cli(submit(['--', '/bin/sleep', '30']))
     assert.equal(submitted.code, 0, submitted.stderr)
     const id = submitted.stdout.trim()
-    await eventually('the job to run', async () => (await buyer.json<JobView>(['job', 'status', id])).events.some((e) => e.type === 'accepted') ? true : undefined)
+    await eventually('the job to run', async () => (await buyer.api<JobView>('/v1/job', { id })).events.some((e) => e.type === 'accepted') ? true : undefined)
     const cancelled = await buyer.cli(['job', 'cancel', id])
     assert.equal(cancelled.code, 0, cancelled.stderr)
     assert.equal(cancelled.stdout, `job ${id}: cancelled by the requester\n`)
-    const view = await eventually('the provider to report the cancel', async () => {
-      const v = await buyer.json<JobView>(['job', 'status', id])
-      return v.events.some((e) => e.type === 'cancelled' && e.peer !== undefined) ? v : undefined
-    }, 15_000)
+    const reported = (v: JobView): boolean => v.events.some((e) => e.type === 'cancelled' && e.peer !== undefined)
+    await eventually('the provider to report the cancel', async () => reported(await buyer.api<JobView>('/v1/job', { id })) ? true : undefined, 15_000)
+    const view = await buyer.json<JobView>(['job', 'status', id])
+    assert.ok(reported(view), JSON.stringify(view.events))
     const lines = view.events.filter((e) => e.type === 'cancelled').map((e) => e.text)
     assert.deepEqual(lines, ['cancelled by the requester', 'provider reports cancelled: cancelled by the requester'])
     const again = await buyer.cli(['job', 'cancel', id])
@@ -120,7 +120,7 @@ describe('CLI edges: output closed early, --wait progress, cancel, events, boots
     let id = ''
     before(async () => {
       id = (await buyer.cli(submit(['--', '/bin/true']))).stdout.trim()
-      await eventually('the job to settle', async () => (await buyer.json<JobView>(['job', 'status', id])).status === 'settled' ? true : undefined)
+      await eventually('the job to settle', async () => (await buyer.api<JobView>('/v1/job', { id })).status === 'settled' ? true : undefined)
     })
 
     for (const [name, args, first] of [

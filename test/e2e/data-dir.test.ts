@@ -98,7 +98,7 @@ describe('the data dir never loses data silently (separate processes)', function
       assert.equal(done.code, 0, done.stderr)
     }
     await eventually('the provider to settle every job', async () => {
-      const ledger = await provider.json<LedgerView>(['ledger'])
+      const ledger = await provider.api<LedgerView>('/v1/ledger')
       return ledger.entries.length === JOBS && ledger.entries.every((e) => e.state === 'settled') ? ledger : undefined
     }, 20_000)
     truth.buyerJobs = await buyer.json<JobView[]>(['job', 'list'])

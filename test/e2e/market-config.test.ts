@@ -61,10 +61,11 @@ describe('the market section of config.json through the CLI (separate processes)
     const spent = (await buyer.json<LedgerView>(['ledger'])).entries.find((e) => e.job === view.id)
     assert.ok(spent !== undefined)
     assert.ok(spent.seq >= 3, `payments: ${spent.seq}`)
-    const earned = await eventually('the provider\'s ledger entry to settle', async () => {
-      const e = (await provider.json<LedgerView>(['ledger'])).entries.find((x) => x.job === view.id)
-      return e?.state === 'settled' ? e : undefined
-    }, 10_000)
+    await eventually('the provider\'s ledger entry to settle', async () =>
+      (await provider.api<LedgerView>('/v1/ledger')).entries.find((x) => x.job === view.id)?.state === 'settled' ? true : undefined, 10_000)
+    const earned = (await provider.json<LedgerView>(['ledger'])).entries.find((x) => x.job === view.id)
+    assert.ok(earned !== undefined)
+    assert.equal(earned.state, 'settled')
     assert.equal(earned.cumulative, spent.cumulative)
     assert.equal(earned.seq, spent.seq)
   })

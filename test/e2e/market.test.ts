@@ -41,8 +41,9 @@ describe('the market through the CLI: separate processes over TCP', function () 
 
   const peerOf = (d: DaemonProcess): string => [...peers].find(([, p]) => p === d)?.[0] ?? ''
   const status = async (id: string): Promise<JobView> => await buyer.json<JobView>(['job', 'status', id])
-  const ledgerEntry = async (d: DaemonProcess, job: string): Promise<LedgerView['entries'][number] | undefined> =>
-    (await d.json<LedgerView>(['ledger'])).entries.find((e) => e.job === job)
+  /** The ledger entry through `gpumesh ledger --json`, or (`via: 'api'`, for polling) the local API. */
+  const ledgerEntry = async (d: DaemonProcess, job: string, via: 'cli' | 'api' = 'cli'): Promise<LedgerView['entries'][number] | undefined> =>
+    (via === 'cli' ? await d.json<LedgerView>(['ledger']) : await d.api<LedgerView>('/v1/ledger')).entries.find((e) => e.job === job)
 
   it('a job file with an input: submitted, won by the cheaper provider, run, verified, copied out, logged and paid', async () => {
     const dir = join(root, 'work')
@@ -92,11 +93,11 @@ describe('the market through the CLI: separate processes over TCP', function () 
 
     // both sides hold the same signed amount for the job
     const spent = await ledgerEntry(buyer, view.id)
-    const earned = await eventually('the provider\'s ledger entry to settle', async () => {
-      const e = await ledgerEntry(cheap, view.id)
-      return e?.state === 'settled' ? e : undefined
-    }, 10_000)
+    await eventually('the provider\'s ledger entry to settle', async () => (await ledgerEntry(cheap, view.id, 'api'))?.state === 'settled' ? true : undefined, 10_000)
+    const earned = await ledgerEntry(cheap, view.id)
     assert.ok(spent !== undefined)
+    assert.ok(earned !== undefined)
+    assert.equal(earned.state, 'settled')
     assert.equal(spent.role, 'requester')
     assert.equal(earned.role, 'provider')
     assert.equal(spent.counterparty, peerOf(cheap))
@@ -119,11 +120,13 @@ describe('the market through the CLI: separate processes over TCP', function () 
     const submitted = await buyer.cli(['job', 'submit', '--label', 'e2e-sleep', '--gpus', '1', '--max-price', '2', '--bid-window', '1s', '--max-runtime', '2m', '--', '/bin/sleep', '30'])
     assert.equal(submitted.code, 0, submitted.stderr)
     const id = submitted.stdout.trim()
-    const running = await eventually('the job to run', async () => {
-      const v = await status(id)
+    const isRunning = (v: JobView): boolean => {
       assert.ok(!['settled', 'failed', 'expired', 'cancelled'].includes(v.status), `${v.status}: ${v.reason ?? ''}`)
-      return v.status === 'running' && v.events.some((e) => e.type === 'accepted') ? v : undefined
-    })
+      return v.status === 'running' && v.events.some((e) => e.type === 'accepted')
+    }
+    await eventually('the job to run', async () => isRunning(await buyer.api<JobView>('/v1/job', { id })) ? true : undefined)
+    const running = await status(id)
+    assert.ok(isRunning(running), running.status)
     const winner = peers.get(running.award?.provider ?? '')
     assert.ok(winner !== undefined, 'a known provider won')
 
@@ -135,10 +138,10 @@ describe('the market through the CLI: separate processes over TCP', function () 
     // both ledgers, through the CLI: the same award, amount and ending (the time run is paid)
     const spent = await ledgerEntry(buyer, id)
     assert.ok(spent !== undefined, 'the buyer records the award')
-    const entry = await eventually('the provider to record the cancel and the payment for the time run', async () => {
-      const e = await ledgerEntry(winner, id)
-      return e?.state === 'cancelled' && e.cumulative === spent.cumulative ? e : undefined
-    }, 15_000)
+    const recorded = (e: LedgerView['entries'][number] | undefined): boolean => e?.state === 'cancelled' && e.cumulative === spent.cumulative
+    await eventually('the provider to record the cancel and the payment for the time run', async () => recorded(await ledgerEntry(winner, id, 'api')) ? true : undefined, 15_000)
+    const entry = await ledgerEntry(winner, id)
+    assert.ok(entry !== undefined && recorded(entry), JSON.stringify(entry))
     assert.equal(entry.role, 'provider')
     assert.equal(spent.role, 'requester')
     assert.deepEqual([spent.award, spent.cumulative, spent.state], [entry.award, entry.cumulative, entry.state])
@@ -177,10 +180,9 @@ describe('the market through the CLI: separate processes over TCP', function () 
     const winner = peers.get(view.award?.provider ?? '')
     assert.ok(winner !== undefined)
     const spent = await ledgerEntry(buyer, id)
-    const earned = await eventually('the provider\'s ledger entry to settle', async () => {
-      const e = await ledgerEntry(winner, id)
-      return e?.state === 'settled' ? e : undefined
-    }, 10_000)
+    await eventually('the provider\'s ledger entry to settle', async () => (await ledgerEntry(winner, id, 'api'))?.state === 'settled' ? true : undefined, 10_000)
+    const earned = await ledgerEntry(winner, id)
+    assert.ok(earned !== undefined)
     // the award is settled on both sides (the job failed by its own fault, not the award)
     assert.equal(spent?.state, 'settled')
     assert.equal(earned.state, spent?.state)

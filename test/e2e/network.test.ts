@@ -22,6 +22,7 @@ describe('a local network of separate gpumesh processes over TCP', function () {
   const bootstraps: DaemonProcess[] = []
   const nodes: DaemonProcess[] = []
   let bootstrapAddrs: string[] = []
+  const peerIds: string[] = []
 
   const nodeArgs = (spec: { region: string, gpu: string }, peers: string[]): string[] => [
     'node', 'start', ...LOCAL_FLAGS, '--no-detect-gpus', '--region', spec.region, '--declare-gpu', spec.gpu,
@@ -34,7 +35,8 @@ describe('a local network of separate gpumesh processes over TCP', function () {
     bootstrapAddrs = bootstraps.map((b) => b.addresses()[0] as string)
     assert.ok(bootstrapAddrs.every((a) => /^\/ip4\/127\.0\.0\.1\/tcp\/\d+\/p2p\/12D3KooW/.test(a)), bootstrapAddrs.join(' '))
     nodes.push(...await Promise.all(NODES.map(async (spec, i) => await DaemonProcess.start(nodeArgs(spec, bootstrapAddrs), join(root, `node-${i}`)))))
-    await Promise.all(nodes.map(async (n) => await waitUntilAnnounced(n)))
+    // the peer ids as `gpumesh status --json` gave them once every key was on the DHT
+    peerIds.push(...(await Promise.all(nodes.map(async (n) => await waitUntilAnnounced(n)))).map((s) => s.peerId))
   })
 
   after(async () => {
@@ -43,11 +45,10 @@ describe('a local network of separate gpumesh processes over TCP', function () {
   })
 
   const peerIdOf = async (d: DaemonProcess): Promise<string> => (await d.json<{ peerId: string }>(['status'])).peerId
-  const bigOnes = async (): Promise<string[]> => (await Promise.all(NODES.map(async (s, i) => s.big ? await peerIdOf(nodes[i] as DaemonProcess) : undefined)))
-    .filter((p): p is string => p !== undefined).sort()
+  const bigOnes = (): string[] => NODES.flatMap((s, i) => s.big ? [peerIds[i] as string] : []).sort()
 
   it('gpumesh providers --min-vram 40 --json returns exactly the right set, from any node', async () => {
-    const expected = await bigOnes()
+    const expected = bigOnes()
     for (const asker of [nodes[3], nodes[4], bootstraps[1]]) {
       const result = await asker!.json<ProvidersJson>(['providers', '--min-vram', '40'])
       assert.deepEqual(result.providers.map((p) => p.peerId).sort(), expected)
@@ -72,7 +73,7 @@ describe('a local network of separate gpumesh processes over TCP', function () {
     const { peerId } = await waitUntilAnnounced(late)
     // the newcomer finds the others, and the others find it
     const seen = await late.json<ProvidersJson>(['providers', '--min-vram', '40'])
-    assert.deepEqual(seen.providers.map((p) => p.peerId).sort(), [...await bigOnes(), peerId].sort())
+    assert.deepEqual(seen.providers.map((p) => p.peerId).sort(), [...bigOnes(), peerId].sort())
     const found = await nodes[4]!.json<ProvidersJson>(['providers', '--region', 'eu-central'])
     assert.deepEqual(found.providers.map((p) => p.peerId), [peerId])
   })

@@ -70,8 +70,9 @@ describe('issue 8 through the CLI: a provider without a sandbox (bwrap hidden fr
     assert.match(daemon.stderr, /process jobs run WITHOUT a sandbox/)
     const ad = await ownAd(daemon)
     assert.equal(ad.processSandbox, 'none')
-    assert.match((await daemon.cli(['providers'])).stdout, /UNSANDBOXED/)
-    assert.match((await daemon.cli(['providers'])).stdout, /2× NVIDIA L4 24 GB \(22\.5 GiB reported\)/)
+    const listing = (await daemon.cli(['providers'])).stdout
+    assert.match(listing, /UNSANDBOXED/)
+    assert.match(listing, /2× NVIDIA L4 24 GB \(22\.5 GiB reported\)/)
 
     // declared UUIDs: derived from this node's peer id, distinct from another node's, stable across restarts
     const uuids = status.gpus.map((g) => g.uuid)

@@ -3,6 +3,7 @@
  * for end-to-end tests over real TCP on 127.0.0.1. Every process is killed when the test ends.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
+import { ApiClient } from '../../node/api/client.js'
 import { BIN, runCli, type CliResult } from './cli.js'
 
 /** Settings every local test network needs: loopback only, no community peers, no per-IP limits. */
@@ -72,6 +73,15 @@ export class DaemonProcess {
     return this.child.exitCode === null && this.child.signalCode === null
   }
 
+  /**
+   * GET `path` from this daemon's local API from inside the test process: for polling until something
+   * happens, where a `gpumesh` process per poll (≈2 s of CPU each to load the CLI) would starve the daemons
+   * being waited on; read the result the test checks through `json`/`cli`.
+   */
+  async api<T> (path: string, query: Record<string, string | number | undefined> = {}): Promise<T> {
+    return await (await ApiClient.fromDataDir(this.dataDir)).get<T>(path, query)
+  }
+
   /** `gpumesh <command> --json` against this daemon's data dir. */
   async json<T> (command: string[]): Promise<T> {
     const result = await runCli([...command, '--data-dir', this.dataDir, '--json'], { timeoutMs: 30_000 })
@@ -89,13 +99,21 @@ export async function killAll (): Promise<void> {
 
 interface StatusJson { peerId: string, capabilityKeys: Array<{ provided: boolean }>, selling: boolean }
 
-/** Poll `gpumesh status` until every capability key of the daemon is on the DHT. */
+const announced = (status: StatusJson): boolean => status.capabilityKeys.length > 0 && status.capabilityKeys.every((k) => k.provided)
+
+/**
+ * Wait until every capability key of the daemon is on the DHT (polling its API), then return what
+ * `gpumesh status --json` says, which must agree.
+ */
 export async function waitUntilAnnounced (daemon: DaemonProcess, timeoutMs = 60_000): Promise<StatusJson> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
-    const status = await daemon.json<StatusJson>(['status'])
-    if (status.capabilityKeys.length > 0 && status.capabilityKeys.every((k) => k.provided)) return status
-    if (Date.now() > deadline) throw new Error(`${status.peerId} did not announce its keys: ${JSON.stringify(status.capabilityKeys.filter((k) => !k.provided).length)} pending`)
+    const polled = await daemon.api<StatusJson>('/v1/status')
+    if (announced(polled)) {
+      const status = await daemon.json<StatusJson>(['status'])
+      if (announced(status)) return status
+    }
+    if (Date.now() > deadline) throw new Error(`${polled.peerId} did not announce its keys: ${JSON.stringify(polled.capabilityKeys.filter((k) => !k.provided).length)} pending`)
     await new Promise((resolve) => setTimeout(resolve, 250))
   }
 }
