@@ -85,16 +85,7 @@ function onReceipt (shell: RequesterShell, active: ActiveJob, attempt: Attempt, 
   attempt.evidence.receipt = bytes
   attempt.logAtReceipt = attempt.logReceived
   attempt.receipt = receipt
-  active.record.receipt = {
-    cid: receipt.cid.toString(),
-    provider: attempt.provider,
-    exitCode: r.exitCode,
-    startedAt: r.startedAt,
-    endedAt: r.endedAt,
-    gpuSeconds: r.gpuSeconds,
-    outputs: r.outputs.toString(),
-    outputsValid: false
-  }
+  active.record.receipt = receiptRecord(attempt.provider, receipt, false)
   shell.dispatch(active, {
     type: 'receipt', now: shell.scheduler.now(), job: active.id, attempt: attempt.number, provider: attempt.provider,
     exitCode: r.exitCode, gpuSeconds: r.gpuSeconds, forThisRequester: r.requester === shell.options.signer.peerId, receipt
@@ -157,4 +148,19 @@ export function writeLog (shell: RequesterShell, active: ActiveJob, attempt: Att
     shell.options.log.warn('the job log could not be written', { job: active.id, error: failure.message })
     attempt.channel?.fail(failure)
   })
+}
+
+/** The job record's view of a receipt (`outputsValid`: its outputs were fetched and every CID matched). */
+export function receiptRecord (provider: string, receipt: OpenedMessage<'receipt'>, outputsValid: boolean): NonNullable<ActiveJob['record']['receipt']> {
+  const r = receipt.payload
+  return {
+    cid: receipt.cid.toString(),
+    provider,
+    exitCode: r.exitCode,
+    startedAt: r.startedAt,
+    endedAt: r.endedAt,
+    gpuSeconds: r.gpuSeconds,
+    outputs: r.outputs.toString(),
+    outputsValid
+  }
 }

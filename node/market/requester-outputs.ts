@@ -11,7 +11,7 @@ import { decodeCanonical, type CID } from '../../crypto/index.js'
 import { BlobFetchError } from '../services/blob.js'
 import { checkManifest, type OutputManifest } from './manifest.js'
 import { MAX_LOG_BYTES } from './provider-io.js'
-import { cutLog, keepLog, writeLog } from './requester-exec.js'
+import { cutLog, keepLog, receiptRecord, writeLog } from './requester-exec.js'
 import type { ActiveJob, Attempt, RequesterShell } from './requester-job.js'
 import type { ResultView } from './views.js'
 
@@ -43,13 +43,17 @@ export async function fetchAndVerify (shell: RequesterShell, active: ActiveJob, 
     : { type: 'outputs-mismatch', ...base, detail })
 }
 
-/** Once a replicated job ended: its result is the outputs of a replica the comparison paid (none paid: none shown). */
+/**
+ * Once a replicated job ended: its result, and the receipt it shows (the one `job verify` checks), are
+ * those of a replica the comparison paid (none paid: no outputs, the last receipt kept).
+ */
 export function keepMatchedOutputs (active: ActiveJob): void {
   const replication = active.record.replication
   if (replication === undefined) return
   const matched = replication.replicas.find((r) => r.verdict === 'matched' && r.provider !== undefined)
   const attempt = matched === undefined ? undefined : [...active.attempts.values()].find((a) => a.number === matched.attempt && a.provider === matched.provider)
   active.record.outputs = attempt?.outputs ?? []
+  if (attempt?.receipt !== undefined) active.record.receipt = receiptRecord(attempt.provider, attempt.receipt, true)
 }
 
 async function fetchOutputs (shell: RequesterShell, active: ActiveJob, attempt: Attempt, manifestCid: CID, dirName: string): Promise<ResultView['outputs']> {
