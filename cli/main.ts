@@ -8,30 +8,31 @@ import { MessageRejectedError } from '../protocol/index.js'
 import { CommunityPeersError } from '../bootstrap/community.js'
 import { ApiRequestError, DaemonUnavailableError } from '../node/api/client.js'
 import { ConfigError } from '../node/config/load.js'
-import { DaemonError } from '../node/daemon.js'
+import { DaemonError } from '../node/daemon-error.js'
 import { DataDirError } from '../node/data-dir.js'
 import { JobSpecError } from '../node/market/job-spec.js'
 import { StorageError } from '../node/storage.js'
 import { addConfigFlags } from './config-flags.js'
 import { peersCommand, providersCommand, statusCommand } from './client-commands.js'
 import { NoMarketError, NotConnectedError, UsageError } from './errors.js'
-import { demoCommand } from './demo.js'
 import { initCommand } from './init.js'
 import { JobCommandError, addJobSpecFlags, jobCancelCommand, jobListCommand, jobLogsCommand, jobResultCommand, jobStatusCommand, jobSubmitCommand, jobVerifyCommand } from './job-commands.js'
 import { ledgerCommand } from './ledger-command.js'
 import { probeCommand } from './probe-command.js'
 import { repairCommand } from './repair-command.js'
-import { runDaemon } from './run-daemon.js'
-import { scenarioHelp, simCommand } from './sim-command.js'
-import { calibrateCommand } from './calibrate-command.js'
-import { ChartFontError, ChartSpecError } from './sim-charts.js'
+import { ChartFontError, ChartSpecError } from './chart-errors.js'
 import { CsvError, CsvValueError } from '../simulations/workloads/csv.js'
 import { WorkloadError } from '../simulations/workloads/workload.js'
 import { packageVersion } from './version.js'
 
 const DATA_DIR = ['-d, --data-dir <dir>', 'data directory (env GPUMESH_DATA_DIR, default ~/.gpumesh)'] as const
 
-export function buildProgram (): Command {
+/**
+ * The command tree. Commands that need libp2p, the simulator or the chart renderer load them when
+ * they run (a `status` or `job` call would otherwise pay ≈2 CPU-s to load them); `scenarios` is the
+ * sim help's scenario list, loaded by main() only when the sim command is asked for.
+ */
+export function buildProgram (scenarios?: string): Command {
   const program = new Command('gpumesh')
     .description('a peer-to-peer market for GPU time')
     .version(packageVersion(), '-V, --version')
@@ -50,13 +51,13 @@ export function buildProgram (): Command {
   addConfigFlags(node.command('start')
     .description('start the daemon: join the network, announce this machine\'s GPUs, serve the local API')
     .option(...DATA_DIR))
-    .action(async (_opts, command: Command) => { await runDaemon(command, 'node') })
+    .action(async (_opts, command: Command) => { await (await import('./run-daemon.js')).runDaemon(command, 'node') })
 
   // a bootstrap peer sells nothing: no provider.* flags (--region, --declare-gpu, …) in its help
   addConfigFlags(program.command('bootstrap')
     .description('run a bootstrap peer: DHT server and relay for others, no jobs')
     .option(...DATA_DIR), (path) => !path.startsWith('provider.'))
-    .action(async (_opts, command: Command) => { await runDaemon(command, 'bootstrap') })
+    .action(async (_opts, command: Command) => { await (await import('./run-daemon.js')).runDaemon(command, 'bootstrap') })
 
   program.command('status')
     .description('show the running daemon\'s identity, addresses, GPUs and announcements')
@@ -134,7 +135,7 @@ export function buildProgram (): Command {
     .description('run a live local market (a bootstrap peer, five providers, a buyer): auctions of every tier, a preemption, receipts and ledgers')
     .option('--dir <dir>', 'where the demo keeps its data dirs', '.gpumesh-demo')
     .option('--duration <seconds>', 'stop by itself after this long (default: run until Ctrl+C)')
-    .action(async (_opts, command: Command) => { await demoCommand(command) })
+    .action(async (_opts, command: Command) => { await (await import('./demo.js')).demoCommand(command) })
 
   program.command('sim')
     .description('run a simulator scenario: the market agents\' own decisions on a real cluster trace, against the old way, a central matcher, lowest-price-only and random')
@@ -149,8 +150,10 @@ export function buildProgram (): Command {
     .option('--calibrate', 'instead of a scenario: run the calibration workload on real daemons in this process (memory transport) and on the model, side by side (writes calibration.json)')
     .option('--latency <ms>', 'with --calibrate: the memory transport\'s latency, ms')
     .option('--bid-window <ms>', 'with --calibrate: the jobs\' bid window, ms')
-    .addHelpText('after', `\nScenarios:\n${scenarioHelp()}`)
-    .action(async (_opts, command: Command) => { await (command.opts().calibrate === true ? calibrateCommand(command) : simCommand(command)) })
+    .addHelpText('after', scenarios === undefined ? '\nScenarios: see `gpumesh sim --help`' : `\nScenarios:\n${scenarios}`)
+    .action(async (_opts, command: Command) => {
+      await (command.opts().calibrate === true ? (await import('./calibrate-command.js')).calibrateCommand(command) : (await import('./sim-command.js')).simCommand(command))
+    })
 
   return program
 }
@@ -177,8 +180,9 @@ function helpFor (program: Command, names: string[]): number {
 
 export async function main (argv: string[]): Promise<number> {
   try {
-    const program = buildProgram()
     const args = argv.slice(2)
+    const wantsSim = args[0] === 'sim' || (args[0] === 'help' && args[1] === 'sim')
+    const program = buildProgram(wantsSim ? (await import('./sim-command.js')).scenarioHelp() : undefined)
     if (args[0] === 'help' && args.length > 1 && args.slice(1).every((a) => !a.startsWith('-'))) return helpFor(program, args.slice(1))
     await program.parseAsync(argv)
     // a command that set an exit status (sim --calibrate outside its tolerance) keeps it: bin.ts assigns this return value

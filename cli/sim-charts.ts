@@ -17,6 +17,9 @@ import { Resvg } from '@resvg/resvg-js'
 import * as vega from 'vega'
 import { compile } from 'vega-lite'
 import { CHART_FONT, type VegaLiteSpec } from '../simulations/report/charts.js'
+import { ChartFontError, ChartSpecError } from './chart-errors.js'
+
+export { ChartFontError, ChartSpecError } from './chart-errors.js'
 
 /** Where DejaVu Sans lies on Debian/Ubuntu (fonts-dejavu-core), Arch, Fedora and Alpine. */
 export const DEFAULT_FONT_FILES = [
@@ -25,24 +28,6 @@ export const DEFAULT_FONT_FILES = [
   '/usr/share/fonts/dejavu-sans-fonts/DejaVuSans.ttf',
   '/usr/share/fonts/dejavu/DejaVuSans.ttf'
 ] as const
-
-/** No font file to draw the charts' text with. */
-export class ChartFontError extends Error {
-  readonly code = 'NO_CHART_FONT'
-  constructor (readonly tried: readonly string[]) {
-    super(`no font to draw chart text with (tried ${tried.join(', ')}): install fonts-dejavu-core, or pass a .ttf/.otf file`)
-    this.name = 'ChartFontError'
-  }
-}
-
-/** A chart spec vega-lite or vega refused. */
-export class ChartSpecError extends Error {
-  readonly code = 'BAD_CHART_SPEC'
-  constructor (readonly chart: string, cause: unknown) {
-    super(`chart ${chart}: ${cause instanceof Error ? cause.message : String(cause)}`)
-    this.name = 'ChartSpecError'
-  }
-}
 
 /** The given font file (which must exist), else the first of DEFAULT_FONT_FILES that exists. */
 export function findChartFont (given?: string, candidates: readonly string[] = DEFAULT_FONT_FILES): string {

@@ -31,15 +31,9 @@ import { buildLibp2p, type BuildOptions, type GpumeshLibp2p, type Role } from '.
 import type { Logger, LoggerFactory } from './logger.js'
 import { createMetrics, type NodeMetrics } from './metrics.js'
 import { NodeStore, StorageError } from './storage.js'
+import { DaemonError } from './daemon-error.js'
 
-export type DaemonErrorCode = 'LISTEN_FAILED' | 'START_FAILED'
-
-export class DaemonError extends Error {
-  override readonly name = 'DaemonError'
-  constructor (readonly code: DaemonErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options)
-  }
-}
+export { DaemonError, type DaemonErrorCode } from './daemon-error.js'
 
 export interface DaemonOptions {
   dataDir: string
