@@ -4,7 +4,7 @@ import { cidOfValue } from '../../../../crypto/index.js'
 import { auditAward, verifyAward, type AuctionBid, type AuctionJob, type Bid, type RankedBid } from '../../../../protocol/index.js'
 import { verifyFraudProof } from '../../../../protocol/trust/fraud-proof.js'
 import { InvalidVerificationInputError } from '../../../../protocol/trust/invalid-input.js'
-import { ReplicaSkip, compareReplicas, decideReplicatedAward, selectReplicas } from '../../../../protocol/trust/replicate.js'
+import { ReplicaSkip, compareReplicas, decideReplicatedAward, peerNetworks, selectReplicas } from '../../../../protocol/trust/replicate.js'
 import { HOUR, T, awardCid, jobPayload, openedJob, outputs, provider, receipt } from '../../../helpers/trust-fixtures.js'
 
 const ranked = (n: number, price = 1000 + n): RankedBid => ({ cid: `bafy-${String(n).padStart(2, '0')}`, provider: `p${n}`, price, effectivePrice: price })
@@ -29,6 +29,18 @@ describe('protocol/trust/replicate: choosing', () => {
     assert.deepEqual(s.replicas.map((r) => r.bid.provider), ['p1', 'p3'])
     assert.deepEqual(s.skipped, [{ cid: 'bafy-02', provider: 'p2', reason: ReplicaSkip.SAME_SUBNET, conflictsWith: 'p1' }])
     assert.deepEqual(s.replicas[1]?.considered.map((c) => c.provider), ['p3'])
+  })
+
+  it('with peerNetworks (the owner\'s opt-out), providers on one host are independent by peer id; a provider without an address too', () => {
+    const local = ips({ p1: ['/ip4/127.0.0.1/tcp/1'], p2: ['/ip4/127.0.0.1/tcp/2'], p3: ['/ip4/127.0.0.1/tcp/3'] })
+    const ranking = [ranked(1), ranked(2), ranked(3), ranked(4)]
+    const strict = selectReplicas({ ranking, k: 2, addresses: local })
+    assert.deepEqual(strict.replicas.map((r) => r.bid.provider), ['p1'])
+    assert.equal(strict.shortfall, 1)
+    const byPeer = selectReplicas({ ranking, k: 3, addresses: local, networks: peerNetworks })
+    assert.deepEqual(byPeer.replicas.map((r) => r.bid.provider), ['p1', 'p2', 'p3'])
+    assert.deepEqual(byPeer.skipped, [])
+    assert.deepEqual(byPeer.replicas.map((r) => r.considered.length), [4, 3, 2])
   })
 
   it('a provider conflicts through any of its addresses, and IPv6 by /48', () => {
