@@ -1,19 +1,14 @@
 /**
  * The requester's own run of a deterministic (wasm) job, the tie-break when its replicas split with no
  * majority (protocol/README.md §5.9): the job's inputs from this node's own blobs (it published them),
- * the wasm executor with its determinism rules (node/executors/wasm-determinism.ts), and the outputs
- * manifest built as a provider builds it (manifest.ts, provider-io.ts storeResult), so an honest
- * provider's receipt names the very same CID. Nothing is stored or granted: only the CID is compared.
- *
- * A provider passes the job only the env names it allows; this run passes all the job's env (the
- * requester allows its own job everything), so a provider that left names out may differ honestly —
- * §5.9 "Not covered".
+ * run by the trust layer's re-execution (node/trust/reexecute.ts: the wasm executor with the daemon's
+ * determinism rules and the env a provider's wasm executor passes, none), so an honest provider's
+ * receipt names the very same outputs manifest CID. Nothing is stored or granted: only the CID is compared.
  */
-import { cidOfRaw, cidOfValue, type CID } from '../../crypto/index.js'
+import type { CID } from '../../crypto/index.js'
 import { jobIdOf, type JobRequest } from '../../protocol/index.js'
 import type { BlobStore } from '../blobs/store.js'
-import { WasmExecutor } from '../executors/wasm.js'
-import { buildManifest } from './manifest.js'
+import { ReexecutionError, reexecuteJob as reexecute } from '../trust/reexecute.js'
 import { fetchInputs } from './provider-io.js'
 import type { ActiveJob, RequesterShell } from './requester-job.js'
 
@@ -34,8 +29,6 @@ export class ReexecuteError extends Error {
 }
 
 const DEFAULT_MAX_INPUT_BYTES = 1024 * 1024 * 1024
-/** Exit codes of a run that ended on its own (§5.9): only such a run says anything about the output. */
-const MAX_OWN_EXIT_CODE = 127
 
 /** Run the job locally and return the CID of its outputs manifest. Throws ReexecuteError. */
 export async function reexecuteJob (request: JobRequest, inputs: BlobSource, opts: ReexecuteOptions = {}): Promise<CID> {
@@ -53,26 +46,12 @@ export async function reexecuteJob (request: JobRequest, inputs: BlobSource, opt
   } catch (err) {
     throw new ReexecuteError((err as Error).message)
   }
-  const executor = new WasmExecutor({ envAllowlist: Object.keys(workload.env), ...(opts.tmpRoot !== undefined ? { tmpRoot: opts.tmpRoot } : {}) })
-  const result = await executor.run({
-    job: jobIdOf(request).toString(),
-    argv: workload.argv,
-    env: workload.env,
-    inputs: files,
-    outputs: workload.outputs,
-    timeoutMs: workload.maxRuntimeSec * 1000,
-    network: false,
-    gpus: []
-  }, { signal })
-  if (result.exitCode < 0 || result.exitCode > MAX_OWN_EXIT_CODE) {
-    throw new ReexecuteError(`the run did not end on its own: exit ${result.exitCode}${result.detail !== undefined ? ` (${result.detail})` : ''}`)
+  try {
+    return await reexecute(request, files, { job: jobIdOf(request).toString(), signal, ...(opts.tmpRoot !== undefined ? { tmpRoot: opts.tmpRoot } : {}) })
+  } catch (err) {
+    if (err instanceof ReexecutionError) throw new ReexecuteError(err.message)
+    throw err
   }
-  const produced = new Map(result.outputs.map((o) => [o.path, o.bytes]))
-  const listed = [...new Set(workload.outputs)].flatMap((path) => {
-    const bytes = produced.get(path)
-    return bytes === undefined ? [] : [{ path, size: bytes.byteLength, cid: cidOfRaw(bytes) }]
-  })
-  return cidOfValue(buildManifest(listed)).cid
 }
 
 /** Carry out the agent's `reexecute`: run the job, answer `reexecuted` or `reexecute-failed`. */

@@ -60,6 +60,6 @@ describe('reexecuteJob (node/market/requester-reexecute.ts)', function () {
   })
 
   it('a run that did not end on its own (killed at its max runtime) gives no output to compare', async () => {
-    await assert.rejects(reexecuteJob({ ...job, workload: { ...job.workload, argv: ['box.wasm', 'loop'], maxRuntimeSec: 1 } }, blobs, { tmpRoot: root }), /did not end on its own: exit 137/)
+    await assert.rejects(reexecuteJob({ ...job, workload: { ...job.workload, argv: ['box.wasm', 'loop'], maxRuntimeSec: 1 } }, blobs, { tmpRoot: root }), /ended with exit code 137 \(timeout\)/)
   })
 })
