@@ -59,6 +59,9 @@ describe('scenario: replicate 2 against a colluding cheater (issue 11)', () => {
     // job 1: the two cheapest independent bidders, a (the cheater) and b, replicate it at attempt 1
     assert.deepEqual(awardsOf(h, first).map((a) => [a.attempt, a.provider]).sort(), [[1, peer('a')], [1, peer('b')]])
     assert.equal(ending(h, first).status, 'settled')
+    // each replica's view holds its own award (award-sealed names the provider)
+    const replicas = h.requesters.get('buyer')!.agent.view(first)!.replication!.replicas
+    assert.deepEqual(replicas.map((r) => [r.provider, r.award]).sort(), awardsOf(h, first).map((a) => [a.provider, a.award]).sort())
     // the split goes to the buyer's own run: b's output is the job's, a's is not
     const accepted = h.recorder.acceptances.filter((x) => x.job === first)
     assert.deepEqual(accepted.map((x) => [x.provider, x.outputs]), [[peer('b'), trueOutput(first).toString()]])
