@@ -78,6 +78,7 @@ export class Harness {
       ids: this.ids,
       params: this.params,
       jobs: new Map(),
+      addresses: new Map(),
       bandwidthBytesPerSec: options.bandwidthBytesPerSec ?? 100_000_000,
       execution: (job, provider) => this.executions.get(`${job} ${provider}`) ?? this.executions.get(job) ?? this.defaultExecution,
       setExecution: (job, e, provider) => {

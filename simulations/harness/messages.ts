@@ -11,6 +11,8 @@ import type { Bid } from '../../protocol/messages/bid.js'
 import type { FailureReport } from '../../protocol/messages/evidence.js'
 import type { JobRequest } from '../../protocol/messages/job-request.js'
 import type { PaymentCommitment, Receipt } from '../../protocol/messages/settlement.js'
+import type { OpenedMessage } from '../../protocol/message.js'
+import type { Kind as WireKind } from '../../protocol/kinds.js'
 import type { Message } from './bus.js'
 import { signedSize } from './wire-size.js'
 
@@ -21,6 +23,17 @@ export interface RoundBody { cid: CID, signer: string, round: number, attempt: n
 
 /** A receipt, plus what the executor model knows beside it: the outputs' size, and whether the provider tampered with them. */
 export interface ReceiptBody extends Opened<Receipt> { outputBytes: number, tampered: boolean }
+
+/**
+ * A `wrong-output` fraud proof (protocol/messages/evidence.ts fraudProofSchema) as the harness carries it:
+ * the payload's header, subject and kind; the job, its request and the subject's receipt beside it (their
+ * envelopes ride along in its size). The job is outside the payload: a proof is news about a provider, so
+ * the keyed delivery (recorder.ts jobOf) takes it to every subscriber, not only the job's watchers.
+ */
+export interface FraudProofBody extends Opened<{ v: 1, issuedAt: number, expiresAt: number, subject: string, kind: 'wrong-output' }> {
+  job: CID
+  receipt: Opened<Receipt>
+}
 
 export interface Bodies {
   'job-request': Opened<JobRequest>
@@ -33,6 +46,7 @@ export interface Bodies {
   receipt: ReceiptBody
   payment: Opened<PaymentCommitment>
   'job-cancel': Opened<JobCancel>
+  'fraud-proof': FraudProofBody
 }
 export type Kind = keyof Bodies
 
@@ -54,4 +68,12 @@ export function message<K extends Kind> (kind: K, body: Bodies[K], extraBytes = 
 /** The body of `m` when it is of `kind`. */
 export function bodyOf<K extends Kind> (m: Message, kind: K): Bodies[K] | undefined {
   return m.kind === kind ? m.body as Bodies[K] : undefined
+}
+
+/**
+ * `body` as the opened message an agent or a protocol check reads (kind, id, signer, payload): the harness
+ * signs nothing, so there are no envelope bytes and no key.
+ */
+export function openedForAgent<K extends WireKind> (kind: K, body: Opened<unknown>): OpenedMessage<K> {
+  return { kind, cid: body.cid, signer: body.signer, payload: body.payload } as unknown as OpenedMessage<K>
 }

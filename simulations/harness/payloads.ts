@@ -98,6 +98,8 @@ export interface JobSpec {
   label?: string
   /** How the requester verifies the outputs (default `none`). */
   verification?: Verification
+  /** The workload's executor (default `process`); `wasm` is deterministic: a split of its replicas is settled by re-execution and fraud proofs. */
+  executor?: 'process' | 'wasm'
 }
 
 /** A job request payload with a daemon's defaults for whatever the spec leaves out. */
@@ -108,7 +110,7 @@ export function jobRequest (spec: JobSpec, now: number, nonce: Uint8Array): JobR
     expiresAt: now + (spec.lifetimeMs ?? 3_600_000),
     nonce,
     workload: {
-      executor: 'process',
+      executor: spec.executor ?? 'process',
       argv: ['/bin/true'],
       env: {},
       inputs: [],

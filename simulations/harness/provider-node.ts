@@ -126,6 +126,7 @@ export class ProviderNode {
     this.current = this.newAgent()
     this.adCid = world.ids.cid('ad')
     this.ad = capabilityAd(name, spec, world.scheduler.now())
+    if (this.ad.addrs.length > 0) world.addresses.set(this.peerId, this.ad.addrs)
     this.connect()
   }
 

@@ -33,6 +33,13 @@ export interface StartRecord { job: string, provider: string, at: number }
 /** A receipt a provider signed and sent: the output manifest it names (outputs.ts) and the GPU-seconds billed. */
 export interface ReceiptRecord { job: string, provider: string, outputs: string, exitCode: number, gpuSeconds: number, at: number }
 /**
+ * A requester's own run of `job` to verify (issue 11): `reexecute` settles its replicas' split, `proof-check`
+ * checks a `wrong-output` fraud proof against `subject` before convicting it.
+ */
+export interface VerificationRunRecord { job: string, node: string, kind: 'reexecute' | 'proof-check', gpuSeconds: number, at: number, subject?: string }
+/** `node` convicted `provider` on a verified fraud proof (`proof`: its id). */
+export interface ConvictionRecord { node: string, provider: string, proof: string, job: string, at: number }
+/**
  * A requester accepted a provider's outputs: it paid that provider's award a final `settled` payment
  * (the lifecycle's ending for verified outputs), and the receipt it paid for named `outputs`.
  */
@@ -70,6 +77,8 @@ export class Recorder implements Traffic {
   readonly starts: StartRecord[] = []
   readonly receipts: ReceiptRecord[] = []
   readonly acceptances: AcceptanceRecord[] = []
+  readonly verificationRuns: VerificationRunRecord[] = []
+  readonly convictions: ConvictionRecord[] = []
   readonly trace: string[] = []
   private readonly byJob = new Map<string, Count>()
 
@@ -134,6 +143,14 @@ export class Recorder implements Traffic {
 
   receipt (r: ReceiptRecord): void {
     this.receipts.push(r)
+  }
+
+  verificationRun (r: VerificationRunRecord): void {
+    this.verificationRuns.push(r)
+  }
+
+  convicted (c: ConvictionRecord): void {
+    this.convictions.push(c)
   }
 
   accepted (a: AcceptanceRecord): void {

@@ -19,13 +19,14 @@ import { jobTopics, providerTopics } from '../../protocol/discovery.js'
 import type { Award } from '../../protocol/messages/award.js'
 import type { JobRequest } from '../../protocol/messages/job-request.js'
 import { RequesterAgent, type RequesterAgentEffect, type RequesterAgentEvent } from '../../protocol/market/requester-agent.js'
-import { NO_KINDS, type Message, type StreamEnd } from './bus.js'
+import type { Message, StreamEnd } from './bus.js'
 import { peerIdOf } from './ids.js'
-import { bodyOf, message, type Opened } from './messages.js'
+import { bodyOf, message, openedForAgent, type FraudProofBody, type Opened } from './messages.js'
+import { RequesterVerifier } from './requester-verify.js'
+import type { Receipt } from '../../protocol/messages/settlement.js'
 import { header, jobRequest, type JobSpec } from './payloads.js'
 import { transferMs, type Execution, type World } from './world.js'
 import { UNREACHABLE } from './network.js'
-import type { OpenedMessage } from '../../protocol/message.js'
 import { InvalidEvidenceError, evidenceFromMessage, type EvidenceMessageKind } from '../../protocol/trust/reputation-evidence.js'
 
 /** Awards, cancels and payments are valid this long (node/market seals them alike). */
@@ -48,6 +49,8 @@ export interface RequesterNodeSpec {
 
 /** The gossiped kinds the daemon hands its reputation view (node/market/market.ts REPUTATION_KINDS; the harness sends no probe results). */
 const REPUTATION_KINDS: readonly EvidenceMessageKind[] = ['payment', 'failure-report']
+/** Fraud proofs go to every requester's trust layer (node/trust/convictions.ts), reputation view or not. */
+const PROOF_KINDS: readonly string[] = ['fraud-proof']
 
 interface Attempt {
   job: string
@@ -56,7 +59,7 @@ interface Attempt {
   award: Opened<Award>
   stream: StreamEnd
   paySeq: number
-  receipt?: { outputBytes: number, tampered: boolean, outputs: string }
+  receipt?: { outputBytes: number, tampered: boolean, outputs: string, opened: Opened<Receipt> }
   /** This side closed or aborted the stream: its end is no news. */
   closing: boolean
   /** A frame came from the provider on the stream. */
@@ -74,28 +77,32 @@ export class RequesterNode {
   private readonly wakes = new Set<string>()
   private readonly topics = new Set<string>()
   private paymentsSent = 0
+  private readonly verifier: RequesterVerifier
   private readonly events = new EventQueue<RequesterAgentEvent>((e) => { for (const effect of this.agent.handle(e)) this.carryOut(effect) })
 
   constructor (private readonly world: World, readonly name: string, readonly spec: RequesterNodeSpec) {
     this.peerId = peerIdOf(name)
     this.behaviour = spec.behaviour ?? {}
     this.agent = new RequesterAgent(this.peerId, world.params)
+    this.verifier = new RequesterVerifier(world, this.peerId, (e) => { this.feed(e) }, (p) => this.agent.reputation.convictionOf(p) !== undefined)
     world.bus.join(this.peerId, spec.region, spec.country)
     for (const topic of providerTopics(spec.region)) this.subscribe(topic)
     // as every daemon does (node/market/market.ts): evidence reaches it and is counted; with `evidence` its
     // reputation view reads the payments and failure reports others signed
-    if (spec.evidence === true) world.bus.subscribe(this.peerId, EVIDENCE_TOPIC, (_from, m) => { this.onEvidence(m) }, REPUTATION_KINDS)
-    else world.bus.subscribe(this.peerId, EVIDENCE_TOPIC, () => {}, NO_KINDS)
+    // reputation view reads the payments and failure reports others signed; fraud proofs are checked either way
+    if (spec.evidence === true) world.bus.subscribe(this.peerId, EVIDENCE_TOPIC, (_from, m) => { this.onEvidence(m) }, [...REPUTATION_KINDS, ...PROOF_KINDS])
+    else world.bus.subscribe(this.peerId, EVIDENCE_TOPIC, (_from, m) => { this.onEvidence(m) }, PROOF_KINDS)
+
   }
 
   /** Others' evidence into the reputation view, as node/market/requester.ts onEvidence does. */
   private onEvidence (m: Message): void {
+    const proof = bodyOf(m, 'fraud-proof')
+    if (proof !== undefined) return this.verifier.onProof(proof)
     const body = bodyOf(m, 'payment') ?? bodyOf(m, 'failure-report')
     if (body === undefined || body.signer === this.peerId) return
-    // evidenceFromMessage reads the kind, the signer and the payload: the harness signs nothing, so there are no bytes or key
-    const opened = { kind: m.kind, cid: body.cid, signer: body.signer, payload: body.payload } as unknown as OpenedMessage<EvidenceMessageKind>
     try {
-      this.agent.reputation.add(evidenceFromMessage(opened))
+      this.agent.reputation.add(evidenceFromMessage(openedForAgent(m.kind as EvidenceMessageKind, body)))
     } catch (err) {
       if (!(err instanceof InvalidEvidenceError)) throw err
       this.world.recorder.note(`${this.name} evidence not taken: ${err.message}`)
@@ -122,10 +129,12 @@ export class RequesterNode {
     const request = { cid, signer: this.peerId, payload }
     this.jobs.set(id, { id, cid, request, attempts: new Map() })
     this.world.jobs.set(id, request)
+    // the opened request: a replicated or spot-checked job's comparison reads it (node/market/requester.ts submit)
+    const envelope = payload.verification.mode === 'none' ? undefined : openedForAgent('job-request', request)
     // the keyed delivery visits a job's bids at the nodes that watch it: its requester, for its life
     this.world.bus.watch(this.peerId, id, true)
     for (const topic of jobTopics(payload.placement)) this.subscribe(topic)
-    this.feed({ type: 'job-submitted', now, cid, request: payload })
+    this.feed({ type: 'job-submitted', now, cid, request: payload, ...(envelope !== undefined ? { envelope } : {}) })
     return id
   }
 
@@ -141,8 +150,11 @@ export class RequesterNode {
 
   private onGossip (_from: string, m: Message): void {
     const bid = bodyOf(m, 'bid')
-    if (bid === undefined || !this.jobs.has(bid.payload.job.toString())) return
-    this.feed({ type: 'bid-seen', now: this.now(), bid, model: bid.payload.model, region: bid.payload.region })
+    const job = bid === undefined ? undefined : this.jobs.get(bid.payload.job.toString())
+    if (bid === undefined || job === undefined) return
+    // as the daemon: a verified job's bids come with where the bidder is known (here its ad's addresses)
+    const addrs = job.request.payload.verification.mode === 'none' ? undefined : this.world.addresses.get(bid.signer)
+    this.feed({ type: 'bid-seen', now: this.now(), bid, model: bid.payload.model, region: bid.payload.region, ...(addrs !== undefined ? { addrs } : {}) })
   }
 
   // -------------------------------------------------------------------------------------------
@@ -192,6 +204,12 @@ export class RequesterNode {
         return
       }
       case 'fetch-outputs': return this.fetchOutputs(effect.job, effect.attempt, effect.provider)
+      case 'reexecute': return this.verifier.reexecute(effect.job)
+      case 'publish-fraud-proof': {
+        const receipt = [...this.jobs.get(effect.job)?.attempts.values() ?? []].flatMap((m) => [...m.values()]).find((a) => a.receipt?.opened.cid.toString() === effect.receipt)?.receipt?.opened
+        if (receipt === undefined) return this.world.recorder.note(`${this.name} no receipt ${effect.receipt} to prove ${effect.subject} wrong`)
+        return this.verifier.prove(effect.job, receipt)
+      }
       case 'explain': return this.world.recorder.note(`${this.name} no acceptable bid for ${effect.job} in round ${effect.round} (${effect.bids} bids)`)
       case 'wake': return this.setWake(effect.job, effect.at)
       case 'finished': {
@@ -218,7 +236,7 @@ export class RequesterNode {
     job.attempts.set(e.attempt, byProvider)
     this.world.recorder.award({ job: e.job, attempt: e.attempt, award: cid.toString(), requester: this.peerId, provider: e.provider, price: payload.price, at: now })
     this.world.recorder.ledger(this.peerId, cid.toString(), this.lineInit(a), {})
-    this.feed({ type: 'award-sealed', now, job: e.job, attempt: e.attempt, award: cid.toString(), paymentRule: payload.paymentRule })
+    this.feed({ type: 'award-sealed', now, job: e.job, attempt: e.attempt, award: cid.toString(), paymentRule: payload.paymentRule, provider: e.provider })
     this.world.bus.publish(this.peerId, jobTopics(job.request.payload.placement), message('award', award))
     stream.onMessage((m) => { this.onFrame(a, m) })
     stream.onClose((reason) => { this.onStreamClosed(a, reason) })
@@ -246,7 +264,7 @@ export class RequesterNode {
     const payload = { ...header(now, PAYMENT_LIFETIME_MS), job: a.award.payload.job, award: a.award.cid, payee: e.payee, seq: a.paySeq, interval: e.interval, cumulative: e.cumulative, gpuSeconds: e.gpuSeconds }
     a.stream.send(message('payment', { cid: this.world.ids.cid('payment'), signer: this.peerId, payload }))
     this.world.recorder.ledger(this.peerId, a.award.cid.toString(), this.lineInit(a), { cumulative: e.cumulative, payment: true, ...(e.final ? { state: e.ending ?? 'final' } : {}) })
-    this.feed({ type: 'payment-sent', now, job: e.job, attempt: e.attempt, cumulative: e.cumulative })
+    this.feed({ type: 'payment-sent', now, job: e.job, attempt: e.attempt, cumulative: e.cumulative, provider: e.payee })
   }
 
   private fetchOutputs (job: string, attempt: number, provider: string): void {
@@ -296,9 +314,10 @@ export class RequesterNode {
     }
     const receipt = bodyOf(m, 'receipt')
     if (receipt !== undefined) {
-      a.receipt = { outputBytes: receipt.outputBytes, tampered: receipt.tampered, outputs: receipt.payload.outputs.toString() }
+      const opened = { cid: receipt.cid, signer: receipt.signer, payload: receipt.payload }
+      a.receipt = { outputBytes: receipt.outputBytes, tampered: receipt.tampered, outputs: receipt.payload.outputs.toString(), opened }
       const r = receipt.payload
-      return this.feed({ ...base, type: 'receipt', exitCode: r.exitCode, gpuSeconds: r.gpuSeconds, forThisRequester: r.requester === this.peerId })
+      return this.feed({ ...base, type: 'receipt', exitCode: r.exitCode, gpuSeconds: r.gpuSeconds, forThisRequester: r.requester === this.peerId, receipt: openedForAgent('receipt', opened) })
     }
   }
 
@@ -312,3 +331,4 @@ export class RequesterNode {
     else this.feed({ ...base, type: 'stream-failed', fault: 'remote', detail: `the provider closed the stream: ${reason}` })
   }
 }
+

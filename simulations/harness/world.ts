@@ -42,6 +42,11 @@ export interface World {
    * jobs it has seen): one shared copy stands for the request each daemon keeps with its offers.
    */
   readonly jobs: Map<string, Opened<JobRequest>>
+  /**
+   * The multiaddrs each provider's ad lists, by peer id (ProviderNode fills it): what a daemon knows of a
+   * bidder from its ad and connections, for replicate's independence rule.
+   */
+  readonly addresses: Map<string, readonly string[]>
   /** Whether `node` keeps an honest ledger (adversaries do not). */
   keepsLedger: (node: string) => boolean
 }

@@ -61,6 +61,8 @@ export interface MarketRunOptions {
   damping?: boolean
   /** Every renter's job asks for this verification (default `none`). */
   verification?: Verification
+  /** Every renter's job runs on this executor (default `process`; `wasm` is deterministic: re-execution and fraud proofs apply). */
+  executor?: 'process' | 'wasm'
   /** The renters' reputation views take others' gossiped payments and failure reports (requester-node.ts `evidence`; default off). */
   evidence?: boolean
   /** The multiaddrs each node's ad lists (default none). */
@@ -199,7 +201,7 @@ export function runMarket (workload: Workload, options: MarketRunOptions): Marke
     const renter = renterFor(job)
     h.at(start + job.submitAt, () => {
       const spec = jobSpecOf(job, rules)
-      const id = renter.submit(options.verification === undefined ? spec : { ...spec, verification: options.verification }, { durationMs: job.durationMs, exitCode: 0, outputBytes: 1_000_000, inputBytes: 0 })
+      const id = renter.submit({ ...spec, ...(options.verification !== undefined ? { verification: options.verification } : {}), ...(options.executor !== undefined ? { executor: options.executor } : {}) }, { durationMs: job.durationMs, exitCode: 0, outputBytes: 1_000_000, inputBytes: 0 })
       ids.set(id, job)
       submitted++
       if (options.onProgress !== undefined && submitted % every === 0) options.onProgress(submitted, workload.jobs.length)

@@ -4,13 +4,16 @@
  * heartbeat — and then sign a receipt for the colluders' one shared wrong output of that job
  * (harness/outputs.ts): the outputs match their CIDs, so the requester's own check passes, and two
  * cheaters on one job agree. Runs on the same workload: gpumesh without cheaters, with them under
- * verification `none`, and with them under `replicate 2` on every job; the central matcher that never
+ * verification `none`, with them under `replicate 2` on every job, and under `replicate 2` with every job a
+ * (deterministic) wasm job, whose split the requester settles by re-executing it and whose outvoted cheater
+ * it proves wrong (a `wrong-output` fraud proof that every requester checks and convicts on); the central matcher that never
  * places a job on a cheater (the bound) and the old way. Every node's ad lists one address in a /16 of its
  * own (cheaters too: the worst case for replicate's independence rule, which cannot tell them apart).
  *
  * The section counts, per run, the jobs whose requester accepted a wrong output and the compute overhead
- * (GPU-hours run / GPU-hours needed, verification-measures.ts). A replicate run in which no job got a
- * second award says so: the requester agent did not carry out `replicate 2`, and its numbers are not
+ * ((GPU-hours run + the requesters' own verification runs) / GPU-hours needed, verification-measures.ts)
+ * and the convictions. A replicate run in which no job got a
+ * second award says so: `replicate 2` was not carried out (no two independent bids), and its numbers are not
  * reported as replication's.
  */
 import type { ReportSection } from '../report/report.js'
@@ -22,6 +25,8 @@ import type { Scenario, ScenarioData, ScenarioOptions, ScenarioResult } from './
 export const CHEATERS_DEFAULTS = Object.freeze({ nodes: 200, jobs: 100 })
 export const CHEATER_SHARE = 0.30
 export const REPLICATE_VARIANT = 'replicate-2'
+/** The same, every job a wasm job: re-execution settles a split, fraud proofs convict. */
+export const REPLICATE_WASM_VARIANT = 'replicate-2-wasm'
 /** The issue's target for wrong results accepted under `replicate 2` with fraud proofs. */
 export const REPLICATE_MAX_WRONG_SHARE = 0.0005
 
@@ -46,17 +51,21 @@ export const CHEATERS_SPEC: AdversarialSpec = {
   claim: 'colluding cheaters do not lower completion (at least 95 % of the completion without them): they deliver, wrongly',
   assumptions: [
     `Cheaters: ${CHEATER_SHARE * 100} % of the nodes collude: each job's wrong output is one CID they all sign, so two cheaters replicating a job agree. Every node's ad lists an address in its own /16, so replicate's subnet rule never keeps two cheaters apart.`,
-    'A wrong result accepted: the requester paid a final settled payment for a receipt naming another output than the job\'s true one. Overhead: GPU-seconds of every receipt signed over one complete run of each job that ran.'
+    'A wrong result accepted: the requester paid a final settled payment for a receipt naming another output than the job\'s true one. Overhead: GPU-seconds of every receipt signed, plus the requesters\' own runs (re-executions of a split, fraud-proof checks), over one complete run of each job that ran.',
+    'The wasm run: the same trace\'s jobs marked deterministic (executor wasm), each running for its trace duration wherever it runs, the requester\'s own re-execution and every proof check included. A requester that hears a fraud proof re-executes its job once per subject (node/trust/fraud-verifier.ts: none for a subject it convicted already or is checking), every renter alike.'
   ],
   market: (workload) => ({ addrsOf: distinctNetworks(workload) }),
-  variants: [{ name: REPLICATE_VARIANT, market: { verification: { mode: 'replicate', k: 2 } } }],
+  variants: [
+    { name: REPLICATE_VARIANT, market: { verification: { mode: 'replicate', k: 2 } } },
+    { name: REPLICATE_WASM_VARIANT, market: { verification: { mode: 'replicate', k: 2 }, executor: 'wasm' } }
+  ],
   sections: (context) => [verificationSection(context)]
 }
 
 const r4 = (x: number | null): number | null => (x === null ? null : Math.round(x * 10_000) / 10_000)
 const pct = (x: number | null, digits = 1): string => (x === null ? 'n/a' : `${(x * 100).toFixed(digits)} %`)
 
-interface RunRow extends VerificationMeasures { run: string, verification: string, carriedOut: boolean, awardsToCheaters: number, awards: number }
+interface RunRow extends VerificationMeasures { run: string, verification: string, carriedOut: boolean, awardsToCheaters: number, awards: number, convicted: number, convictedHonest: number, awardsAfterConviction: number }
 
 /** The section: wrong results accepted and compute overhead per run. */
 export function verificationSection ({ runs, adversaries }: AdversarialContext): ReportSection {
@@ -64,32 +73,43 @@ export function verificationSection ({ runs, adversaries }: AdversarialContext):
   for (const [name, run] of runs) {
     const jobs = [...run.harness.world.jobs.keys()]
     const m = verificationMeasures(run.harness.recorder, jobs)
-    const replicate = name.endsWith(`+${REPLICATE_VARIANT}`)
-    const awards = run.harness.recorder.awards
+    const wasm = name.endsWith(`+${REPLICATE_WASM_VARIANT}`)
+    const replicate = wasm || name.endsWith(`+${REPLICATE_VARIANT}`)
+    const { awards, convictions } = run.harness.recorder
+    const convicted = new Set(convictions.map((c) => c.provider))
+    // awards a requester made to a provider it had convicted before
+    const convictedAt = new Map(convictions.map((c) => [`${c.node} ${c.provider}`, c.at]))
+    const afterConviction = awards.filter((a) => { const at = convictedAt.get(`${a.requester} ${a.provider}`); return at !== undefined && a.at > at }).length
     rows.push({
       run: name,
-      verification: replicate ? 'replicate 2' : 'none',
+      verification: wasm ? 'replicate 2, wasm' : replicate ? 'replicate 2' : 'none',
       // replicate 2 is carried out only where some job got a second award at one attempt
       carriedOut: !replicate || m.replicatedJobs > 0,
       awards: awards.length,
       awardsToCheaters: awards.filter((a) => adversaries.has(a.provider.slice('peer:'.length))).length,
+      convicted: convicted.size,
+      convictedHonest: [...convicted].filter((p) => !adversaries.has(p.slice('peer:'.length))).length,
+      awardsAfterConviction: afterConviction,
       ...m
     })
   }
   const json = rows.map((r) => r.carriedOut
     ? { ...r, wrongShare: r4(r.wrongShare), overhead: r4(r.overhead) }
-    : { run: r.run, verification: r.verification, carriedOut: false, jobs: r.jobs, replicatedJobs: r.replicatedJobs, accepted: null, wrongAccepted: null, wrongShare: null, overhead: null, note: 'the requester agent did not carry out replicate 2: no job got a second award' })
+    : { run: r.run, verification: r.verification, carriedOut: false, jobs: r.jobs, replicatedJobs: r.replicatedJobs, accepted: null, wrongAccepted: null, wrongShare: null, overhead: null, note: 'replicate 2 was not carried out: no job got a second award' })
   const md: string[] = []
   md.push('Wrong results accepted (the requester paid as settled for a receipt naming a wrong output) and the compute verification cost (GPU-hours run / GPU-hours needed). The wrong share follows the cheaters\' share of the awards, not of the identities; in the run without cheaters their nodes are honest.', '')
-  md.push('| run | verification | jobs | accepted | wrong accepted | share of accepted | awards to the cheaters\' nodes | GPU-h run | GPU-h needed | overhead |')
-  md.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|')
+  md.push('| run | verification | jobs | accepted | wrong accepted | share of accepted | awards to the cheaters\' nodes | GPU-h run | GPU-h verifying | GPU-h needed | overhead | convicted (honest) | awards after conviction |')
+  md.push('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
   for (const r of rows) {
-    if (!r.carriedOut) { md.push(`| ${r.run} | ${r.verification} | ${r.jobs} | — | — | not carried out | — | — | — | — |`); continue }
-    md.push(`| ${r.run} | ${r.verification} | ${r.jobs} | ${r.accepted} | ${r.wrongAccepted} | ${pct(r.wrongShare, 2)} | ${r.awardsToCheaters} of ${r.awards} | ${(r.gpuSecondsRun / 3600).toFixed(1)} | ${(r.gpuSecondsNeeded / 3600).toFixed(1)} | ${r.overhead === null ? 'n/a' : `${r.overhead.toFixed(3)}×`} |`)
+    if (!r.carriedOut) { md.push(`| ${r.run} | ${r.verification} | ${r.jobs} | — | — | not carried out | — | — | — | — | — | — | — |`); continue }
+    md.push(`| ${r.run} | ${r.verification} | ${r.jobs} | ${r.accepted} | ${r.wrongAccepted} | ${pct(r.wrongShare, 2)} | ${r.awardsToCheaters} of ${r.awards} | ${(r.gpuSecondsRun / 3600).toFixed(1)} | ${(r.gpuSecondsVerifying / 3600).toFixed(1)} | ${(r.gpuSecondsNeeded / 3600).toFixed(1)} | ${r.overhead === null ? 'n/a' : `${r.overhead.toFixed(3)}×`} | ${r.convicted} (${r.convictedHonest}) | ${r.awardsAfterConviction} |`)
   }
   md.push('')
+  for (const r of rows.filter((x) => x.awardsAfterConviction > 0)) {
+    md.push(`**${r.run}:** ${r.awardsAfterConviction} awards went to a provider its requester had convicted before: a replicated job's awards (protocol/market/replica-runs.ts closeReplicas) do not screen convicted bidders, as a single award's do (decideAward's CONVICTED). Each such replica is outvoted again, at the cost of its run and a re-execution.`, '')
+  }
   for (const r of rows.filter((x) => !x.carriedOut)) {
-    md.push(`**${r.run}: not measured.** The requester agent does not carry out \`replicate 2\` yet: no job of ${r.jobs} got a second award at one attempt, so each ran once, as under \`none\`. The target (wrong results accepted ≤ ${pct(REPLICATE_MAX_WRONG_SHARE, 2)} with fraud proofs) is neither met nor missed here.`)
+    md.push(`**${r.run}: not measured.** No job of ${r.jobs} got a second award at one attempt (no two independent bids: the bidders' addresses unknown or shared), so each ran once, as under \`none\`. The target (wrong results accepted ≤ ${pct(REPLICATE_MAX_WRONG_SHARE, 2)} with fraud proofs) is neither met nor missed here.`)
   }
   return { key: 'verification', title: 'Verification', json: { runs: json }, markdown: md }
 }

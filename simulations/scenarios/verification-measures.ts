@@ -3,7 +3,8 @@
  * a wrong output — it paid a final `settled` payment for a receipt naming another output than the job's
  * true one (harness/outputs.ts; Recorder.acceptances) — and the compute it cost: GPU-seconds run (every
  * receipt signed, replicas and failed attempts included) against GPU-seconds needed (one complete run of
- * each job that ran). Also whether any job got awards to two providers at one attempt, which is how a
+ * each job that ran), plus the requesters' own verification runs (re-executions of a split, fraud-proof
+ * checks: Recorder.verificationRuns). Also whether any job got awards to two providers at one attempt, which is how a
  * run shows that the requester agent carried out `replicate k` at all.
  */
 import type { Recorder } from '../harness/recorder.js'
@@ -28,9 +29,11 @@ export interface VerificationMeasures {
   wrongShare: number | null
   /** GPU-seconds of every run a receipt was signed for. */
   gpuSecondsRun: number
+  /** GPU-seconds of the requesters' own runs: re-executions and fraud-proof checks. */
+  gpuSecondsVerifying: number
   /** GPU-seconds of one complete run of each job that ran (its longest receipt). */
   gpuSecondsNeeded: number
-  /** gpuSecondsRun / gpuSecondsNeeded (null when nothing ran). */
+  /** (gpuSecondsRun + gpuSecondsVerifying) / gpuSecondsNeeded (null when nothing ran). */
   overhead: number | null
   /** Jobs awarded to two or more providers at one attempt (replicas). */
   replicatedJobs: number
@@ -47,7 +50,7 @@ export function jobVerdicts (recorder: Pick<Recorder, 'acceptances'>, jobs: read
   })
 }
 
-export function verificationMeasures (recorder: Pick<Recorder, 'acceptances' | 'receipts' | 'awards'>, jobs: readonly string[]): VerificationMeasures {
+export function verificationMeasures (recorder: Pick<Recorder, 'acceptances' | 'receipts' | 'awards'> & Partial<Pick<Recorder, 'verificationRuns'>>, jobs: readonly string[]): VerificationMeasures {
   const verdicts = jobVerdicts(recorder, jobs)
   const accepted = verdicts.filter((v) => v.accepted).length
   const wrongAccepted = verdicts.filter((v) => v.wrongAccepted).length
@@ -57,6 +60,8 @@ export function verificationMeasures (recorder: Pick<Recorder, 'acceptances' | '
     gpuSecondsRun += r.gpuSeconds
     longest.set(r.job, Math.max(longest.get(r.job) ?? 0, r.gpuSeconds))
   }
+  let gpuSecondsVerifying = 0
+  for (const r of recorder.verificationRuns ?? []) gpuSecondsVerifying += r.gpuSeconds
   let gpuSecondsNeeded = 0
   for (const s of longest.values()) gpuSecondsNeeded += s
   const providersAt = new Map<string, Set<string>>()
@@ -72,8 +77,9 @@ export function verificationMeasures (recorder: Pick<Recorder, 'acceptances' | '
     wrongAccepted,
     wrongShare: accepted > 0 ? wrongAccepted / accepted : null,
     gpuSecondsRun,
+    gpuSecondsVerifying,
     gpuSecondsNeeded,
-    overhead: gpuSecondsNeeded > 0 ? gpuSecondsRun / gpuSecondsNeeded : null,
+    overhead: gpuSecondsNeeded > 0 ? (gpuSecondsRun + gpuSecondsVerifying) / gpuSecondsNeeded : null,
     replicatedJobs: replicated.size
   }
 }

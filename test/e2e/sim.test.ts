@@ -77,7 +77,7 @@ describe('gpumesh sim (separate processes)', function () {
     })
   }
 
-  for (const [scenario, variant, section] of [['sybil', 'gpumesh+sybil+silent', 'sybil'], ['cheaters', 'gpumesh+cheaters+replicate-2', 'verification']] as const) {
+  for (const [scenario, variants, section] of [['sybil', ['gpumesh+sybil+silent'], 'sybil'], ['cheaters', ['gpumesh+cheaters+replicate-2', 'gpumesh+cheaters+replicate-2-wasm'], 'verification']] as const) {
     it(`runs the ${scenario} scenario at a tiny size: its variant run, faults entry and ${section} section in report.json and report.md`, async () => {
       const dir = join(root, scenario)
       const r = await runCli(['sim', '--scenario', scenario, '--nodes', '30', '--jobs', '12', '--out', dir], { timeoutMs: 200_000 })
@@ -85,7 +85,7 @@ describe('gpumesh sim (separate processes)', function () {
       const fault = `gpumesh+${scenario}`
       assert.match(r.stdout, new RegExp(fault.replace('+', '\\+')))
       const report = JSON.parse(await readFile(join(dir, 'report.json'), 'utf8')) as { strategies: Array<{ strategy: string }>, faults: Array<{ name: string }>, sections: Record<string, unknown> }
-      assert.deepEqual(report.strategies.map((s) => s.strategy), ['gpumesh', fault, variant, 'central', 'old-way'])
+      assert.deepEqual(report.strategies.map((s) => s.strategy), ['gpumesh', fault, ...variants, 'central', 'old-way'])
       assert.deepEqual(report.faults.map((f) => f.name), [scenario])
       assert.ok(report.sections.adversaries !== undefined && report.sections[section] !== undefined)
       const md = await readFile(join(dir, 'report.md'), 'utf8')

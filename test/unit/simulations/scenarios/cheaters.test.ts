@@ -2,7 +2,7 @@
  * The `cheaters` scenario at a small size: with 30 % colluding cheaters and verification `none`, each job
  * whose accepted run was a cheater's counts as a wrong result accepted (checked against the run's job
  * outcomes, another path than the recorder's acceptances), none without cheaters, overhead 1 when every
- * job runs once; the replicate run says whether the agent carried it out; same seed, same report.
+ * job runs once; the replicate runs award replicas, and the wasm one convicts cheaters only; same seed, same report.
  */
 import assert from 'node:assert/strict'
 import { cheaters, CHEATERS_SPEC } from '../../../../simulations/scenarios/index.js'
@@ -12,7 +12,7 @@ import { reportText, scenarioData } from './helpers.js'
 
 const SMALL = { seed: 3, nodes: 60, jobs: 30 }
 
-interface Row { run: string, carriedOut: boolean, jobs: number, accepted: number | null, wrongAccepted: number | null, wrongShare: number | null, overhead: number | null, replicatedJobs: number }
+interface Row { run: string, carriedOut: boolean, jobs: number, accepted: number | null, wrongAccepted: number | null, wrongShare: number | null, overhead: number | null, replicatedJobs: number, gpuSecondsVerifying?: number, convicted?: number, convictedHonest?: number }
 
 describe('simulations: the cheaters scenario', function () {
   this.timeout(180_000)
@@ -29,8 +29,8 @@ describe('simulations: the cheaters scenario', function () {
   }
 
   it('runs gpumesh without cheaters, with them under none and under replicate 2, the central bound and the old way', () => {
-    assert.deepEqual(r.runs.map((x) => x.strategy), ['gpumesh', 'gpumesh+cheaters', 'gpumesh+cheaters+replicate-2', 'central', 'old-way'])
-    assert.deepEqual(rows.map((x) => x.run), ['gpumesh', 'gpumesh+cheaters', 'gpumesh+cheaters+replicate-2'])
+    assert.deepEqual(r.runs.map((x) => x.strategy), ['gpumesh', 'gpumesh+cheaters', 'gpumesh+cheaters+replicate-2', 'gpumesh+cheaters+replicate-2-wasm', 'central', 'old-way'])
+    assert.deepEqual(rows.map((x) => x.run), ['gpumesh', 'gpumesh+cheaters', 'gpumesh+cheaters+replicate-2', 'gpumesh+cheaters+replicate-2-wasm'])
   })
 
   it('counts as wrong exactly the completed jobs a cheater ran last, and none without cheaters', () => {
@@ -47,16 +47,16 @@ describe('simulations: the cheaters scenario', function () {
     assert.equal(row('gpumesh+cheaters').overhead, 1, 'no churn, no re-runs after a start: each job ran once')
   })
 
-  it('the replicate run reports numbers only when the agent awarded replicas, and says so when it did not', () => {
-    const rep = row('gpumesh+cheaters+replicate-2')
-    assert.equal(rep.carriedOut, rep.replicatedJobs > 0)
-    if (!rep.carriedOut) {
-      assert.deepEqual([rep.accepted, rep.wrongAccepted, rep.wrongShare, rep.overhead], [null, null, null, null])
-      const md = r.sections?.find((s) => s.key === 'verification')?.markdown.join('\n') ?? ''
-      assert.match(md, /does not carry out `replicate 2`/)
-    } else {
-      assert.ok((rep.overhead ?? 0) > 1, 'replicas cost compute')
+  it('the replicate runs award replicas; only the wasm one re-executes and convicts, and only cheaters', () => {
+    for (const name of ['gpumesh+cheaters+replicate-2', 'gpumesh+cheaters+replicate-2-wasm']) {
+      const rep = row(name)
+      assert.ok(rep.carriedOut && rep.replicatedJobs > 0, `${name}: some job got two awards at one attempt`)
+      assert.ok((rep.overhead ?? 0) > 1, `${name}: replicas cost compute`)
     }
+    assert.deepEqual([row('gpumesh+cheaters+replicate-2').gpuSecondsVerifying, row('gpumesh+cheaters+replicate-2').convicted], [0, 0], 'a process job\'s split goes to a tie-break replica, not a re-execution')
+    const wasm = row('gpumesh+cheaters+replicate-2-wasm')
+    assert.ok((wasm.gpuSecondsVerifying ?? 0) > 0 && (wasm.convicted ?? 0) > 0, 'some split was re-executed and its cheater convicted')
+    assert.equal(wasm.convictedHonest, 0)
   })
 
   it('gives the same report.json for the same seed and another for another seed', () => {
