@@ -84,6 +84,7 @@ export class RequesterAgent implements ReplicaHost {
     return seen === undefined ? looked : looked === undefined ? seen : [...seen, ...looked]
   }
   readonly reliability = (peer: string, now: number): number | undefined => this.reputation.reliability(peer, now)
+  readonly convicted = (peer: string): boolean => this.reputation.convictionOf(peer) !== undefined
   readonly newcomer = (peer: string): boolean => (this.reputation.history(peer)?.ok ?? 0) === 0
   readonly record = (peer: string, ok: boolean, now: number): void => { this.reputation.record(peer, ok, now) }
 
@@ -462,7 +463,7 @@ export class RequesterAgent implements ReplicaHost {
         bids,
         reliability: (peer) => this.reputation.reliability(peer, now),
         excluded: exclude,
-        convicted: (peer) => this.reputation.convictionOf(peer) !== undefined,
+        convicted: this.convicted,
         attempt: job.state.attempt + 1,
         now,
         leaseMs: job.state.config.leaseMs,

@@ -41,6 +41,15 @@ describe('the requester agent: replicate k and spotcheck (protocol/market/replic
     assert.equal(d.state?.paid, d.of('pay').reduce((n, p) => n + p.cumulative, 0))
   })
 
+  it('a provider convicted on a fraud proof is never a replica: its bid is screened out as CONVICTED and the next bidders are taken', () => {
+    const d = replicaDriver(verifiedJob({ mode: 'replicate', k: 2 }))
+    d.send({ type: 'provider-convicted', now: NOW, provider: peer(1), proof: 'bafy-proof' })
+    const awards = closedRound(d, [1, 2, 3])
+    assert.deepEqual(awards.map((a) => a.provider), [peer(2), peer(3)])
+    for (const a of awards) assert.ok(a.fields.considered.every((c) => d.agent.heldBid(d.id, c.toString())?.signer !== peer(1)))
+    assert.equal(d.agent.view(d.id)?.bids.find((b) => b.provider === peer(1))?.rejected, 'CONVICTED')
+  })
+
   it('k = 2 that disagree, deterministic: a local re-execution decides; the wrong one is reported and a fraud proof asked for', () => {
     const d = replicaDriver(verifiedJob({ mode: 'replicate', k: 2 }, 'wasm'))
     closedRound(d, [1, 2])
