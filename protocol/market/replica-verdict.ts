@@ -5,9 +5,11 @@
  *
  * - No replica delivered: the job failed. One delivered (the others failed all their attempts, or a
  *   spotcheck found no second provider): it is paid, unverified.
- * - A majority (compareReplicas): its voters are paid, the other voters outvoted.
- * - No majority, deterministic job (wasm): the requester re-runs the job itself; the group whose output
- *   equals its own is paid, every other voter outvoted; none equal to it: every voter outvoted.
+ * - Any split of a deterministic job (wasm), majority or not: the requester re-runs the job itself;
+ *   the group whose output equals its own is paid, every other voter outvoted; none equal to it:
+ *   every voter outvoted. A majority of colluders cannot outvote the right output, and the requester
+ *   re-runs the job to sign its fraud proofs anyway.
+ * - A majority (compareReplicas) of another job: its voters are paid, the other voters outvoted.
  * - No majority, another job: one tie-break replica on a further independent provider (once, while the
  *   job has fewer than MAX_REPLICAS); after it, or when none can run, the buyer is shown the groups
  *   and nobody is paid on the comparison (`disputed`).
@@ -53,10 +55,11 @@ export function replicaVerdict (input: VerdictInput): Verdict {
   if (delivered.length === 1) return { kind: 'unverified', provider: only.provider }
   const outcome = compareReplicas({ request: input.request, replicas: delivered.map((r) => r.provider), receipts: delivered.map((r) => r.receipt) })
   const { groups } = outcome
-  if (outcome.kind === 'majority') {
+  const deterministic = isDeterministic(input.request.payload)
+  if (outcome.kind === 'majority' && (!deterministic || groups.length === 1)) {
     return { kind: 'decided', by: 'majority', outputs: outcome.outputs.toString(), paid: outcome.matched, outvoted: outcome.mismatched, groups }
   }
-  if (isDeterministic(input.request.payload)) {
+  if (deterministic) {
     if (input.reexecuted === undefined) return input.reexecuteFailed === true ? { kind: 'disputed', groups } : { kind: 'reexecute', groups }
     const right = groups.find((g) => g.outputs.toString() === input.reexecuted)
     const voters = groups.flatMap((g) => g.providers)

@@ -70,6 +70,28 @@ describe('the requester agent: replicate k and spotcheck (protocol/market/replic
     assert.match(d.state?.state.reason ?? '', /confirmed by re-execution/)
   })
 
+  it('k = 3 wasm split 2 : 1: a majority does not decide a deterministic job — the re-execution does, and can side with the one', () => {
+    const d = replicaDriver(verifiedJob({ mode: 'replicate', k: 3 }, 'wasm'))
+    closedRound(d, [1, 2, 3])
+    deliverReplica(d, 1, 'colluded')
+    deliverReplica(d, 2, 'colluded')
+    deliverReplica(d, 3, 'right')
+    assert.deepEqual(d.of('reexecute'), [{ type: 'reexecute', job: d.id }])
+    assert.equal(d.of('pay').filter((p) => p.final).length, 0, 'nobody paid on the majority alone')
+    d.send({ type: 'reexecuted', now: d.now, job: d.id, output: outputsOf('right').toString() })
+    assert.deepEqual(finalPayees(d), [peer(3)])
+    assert.deepEqual(d.of('record-failure').map((f) => f.subject).sort(), [peer(1), peer(2)].sort())
+    assert.deepEqual(d.of('publish-fraud-proof').map((p) => p.subject).sort(), [peer(1), peer(2)].sort())
+  })
+
+  it('k = 3 wasm, all agree: no re-execution, all paid', () => {
+    const d = replicaDriver(verifiedJob({ mode: 'replicate', k: 3 }, 'wasm'))
+    closedRound(d, [1, 2, 3])
+    for (const i of [1, 2, 3]) deliverReplica(d, i, 'same')
+    assert.equal(d.of('reexecute').length, 0)
+    assert.deepEqual(finalPayees(d), [peer(1), peer(2), peer(3)].sort())
+  })
+
   it('a re-execution that matches neither: both reported, nobody paid, the job failed', () => {
     const d = replicaDriver(verifiedJob({ mode: 'replicate', k: 2 }, 'wasm'))
     closedRound(d, [1, 2])
