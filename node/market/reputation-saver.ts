@@ -8,7 +8,7 @@ import type { Cancel, Scheduler } from '../../protocol/index.js'
 import type { ReputationStore } from '../../protocol/trust/reputation.js'
 import type { Logger } from '../logger.js'
 
-/** The default interval between writes (the requester's view uses the same, node/market/requester.ts). */
+/** The default interval between writes (both the requester's and the provider's view). */
 export const REPUTATION_SAVE_INTERVAL_MS = 5_000
 
 export interface ReputationSaverOptions {

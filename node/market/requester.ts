@@ -21,6 +21,7 @@ import type { ActiveJob, Attempt, RequesterOptions, RequesterShell } from './req
 import { sealAuctionRound, sealAward, sealJobCancel } from './requester-messages.js'
 import { fetchAndVerify, keepMatchedOutputs } from './requester-outputs.js'
 import { reexecuteAndTell } from './requester-reexecute.js'
+import { ReputationSaver } from './reputation-saver.js'
 import { endAward, pay, recordFailure } from './requester-payments.js'
 import { jobView, type JobRecord } from './requester-views.js'
 import type { JobView, LogsView, ResultView } from './views.js'
@@ -30,24 +31,27 @@ export { MAX_JOB_LOG_BYTES } from './requester-exec.js'
 export { MAX_OUTPUT_BYTES } from './requester-outputs.js'
 
 const MAX_EVENTS = 200
-/** The reputation view is written at most this often while the node runs (saveReputation). */
-const REPUTATION_SAVE_INTERVAL_MS = 5_000
 
 export class RequesterMarket implements RequesterShell {
   private readonly jobs = new Map<string, ActiveJob>()
   readonly agent: RequesterAgent
   readonly scheduler: Scheduler
   stopping = false
-  /** The reputation view's `changes` last written, when, the write in flight and the deferred one (saveReputation). */
-  private reputationSaved = 0
-  private reputationSavedAt = -Infinity
-  private reputationSaving: Promise<void> | undefined
-  private reputationLater: (() => void) | undefined
+  /** Writes the reputation view to level, throttled (reputation-saver.ts). */
+  private readonly reputationSaver: ReputationSaver
 
   constructor (readonly options: RequesterOptions) {
     const params = options.params ?? defaultMarketParams
     this.scheduler = options.scheduler ?? createRealScheduler(options.now)
     this.agent = new RequesterAgent(options.signer.peerId, params, options.trust ?? {})
+    this.reputationSaver = new ReputationSaver({
+      view: this.agent.reputation,
+      put: async (snapshot) => { await options.store.putReputation(snapshot) },
+      get: async () => await options.store.getReputation(),
+      scheduler: this.scheduler,
+      log: options.log,
+      name: 'reputation view'
+    })
   }
 
   get peerId (): string {
@@ -188,11 +192,7 @@ export class RequesterMarket implements RequesterShell {
       for (const attempt of active.attempts.values()) attempt.channel?.abort(new Error('the requester is shutting down'))
     }
     await Promise.all([...this.jobs.values()].map(async (active) => { await active.saving }))
-    this.reputationLater?.()
-    this.reputationLater = undefined
-    await this.reputationSaving
-    this.saveReputation()
-    await this.reputationSaving
+    await this.reputationSaver.flush()
   }
 
   /** Evidence from others' gossip (already verified and admitted): into the reputation view, which weighs it by trust in its signer. */
@@ -231,45 +231,18 @@ export class RequesterMarket implements RequesterShell {
     return { request: active.request, ...(active.record.receipt !== undefined ? { receipt: active.record.receipt.cid } : {}) }
   }
 
-  /** Read back the reputation view kept before a restart; one that does not load is set aside, with a warning. */
+  /** Read back the reputation view kept before a restart, then the convictions kept on their own. */
   private async loadReputation (): Promise<void> {
-    const snapshot = await this.options.store.getReputation()
-    if (snapshot !== undefined) {
-      try {
-        this.agent.reputation.load(snapshot)
-      } catch (err) {
-        this.options.log.warn('the stored reputation view does not load; starting from no history', { error: err })
-      }
-    }
-    this.reputationSaved = this.agent.reputation.changes
+    await this.reputationSaver.load()
     // convictions are kept on their own too: one made just before a crash is not lost with the view's last interval
     for (const c of await this.options.store.convictions()) this.agent.reputation.convict(c.subject, c.proof)
   }
 
-  /**
-   * Write the reputation view when it changed, at most once per REPUTATION_SAVE_INTERVAL_MS (each write
-   * is a snapshot of every pair: up to ≈ 1 s of CPU at the caps, and gossiped evidence changes the view
-   * often); at stop at once. A crash loses at most the last interval's changes.
-   */
+  /** Write the reputation view when it changed, at most every few seconds (ReputationSaver); at stop at once. */
   private saveReputation (): void {
-    if (this.reputationSaving !== undefined || this.reputationLater !== undefined) return
-    if (this.agent.reputation.changes === this.reputationSaved) return
-    const due = this.reputationSavedAt + REPUTATION_SAVE_INTERVAL_MS
-    if (!this.stopping && this.scheduler.now() < due) {
-      this.reputationLater = this.scheduler.at(due, () => { this.reputationLater = undefined; this.saveReputation() })
-      return
-    }
-    this.reputationSavedAt = this.scheduler.now()
-    this.reputationSaved = this.agent.reputation.changes
-    const snapshot = this.agent.reputation.snapshot()
-    this.reputationSaving = (async () => {
-      await this.options.store.putReputation(snapshot).catch((err: unknown) => {
-        this.options.log.error('cannot save the reputation view', { error: err })
-      })
-      this.reputationSaving = undefined
-      this.saveReputation()
-    })()
+    this.reputationSaver.save()
   }
+
 
   // -------------------------------------------------------------------------------------------
   // The agent and its effects
