@@ -17,7 +17,7 @@ import { tcp } from '@libp2p/tcp'
 import { webSockets } from '@libp2p/websockets'
 import type { Datastore } from 'interface-datastore'
 import { createLibp2p, type Libp2p } from 'libp2p'
-import { EVIDENCE_TOPIC, PROTOCOLS, providerTopics } from '../protocol/index.js'
+import { EVIDENCE_TOPIC, PROTOCOLS, gossipMessageId, providerTopics } from '../protocol/index.js'
 import type { Config } from './config/schema.js'
 import { GOSSIP_MAX_RPC_BYTES, countDroppedRpcs } from './gossip-limits.js'
 import { silentLoggers, type Logger } from './logger.js'
@@ -88,6 +88,11 @@ export async function buildLibp2p (options: BuildOptions): Promise<GpumeshLibp2p
     }),
     pubsub: gossipsub({
       allowPublishToZeroTopicPeers: true,
+      // every message is a gpumesh signed envelope, checked by the topic validators: gossipsub signs nothing
+      // more, and names a message by the SHA-256 of its topic and bytes (protocol/README.md §7.6). No
+      // fastMsgIdFn: a cheaper id that collides would let a peer get an honest message dropped as a duplicate.
+      globalSignaturePolicy: 'StrictNoSign',
+      msgIdFn: (message) => gossipMessageId(message.topic, message.data),
       // RPCs are read whole before validation: refuse (and count) any over what gpumesh can send
       maxInboundDataLength: GOSSIP_MAX_RPC_BYTES,
       // bootstrap peers hand pruned peers to others, so late joiners still find a mesh
