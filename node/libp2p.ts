@@ -20,6 +20,7 @@ import { createLibp2p, type Libp2p } from 'libp2p'
 import { EVIDENCE_TOPIC, PROTOCOLS, gossipMessageId, providerTopics } from '../protocol/index.js'
 import type { Config } from './config/schema.js'
 import { GOSSIP_MAX_RPC_BYTES, countDroppedRpcs } from './gossip-limits.js'
+import { libp2pLogger } from './libp2p-logger.js'
 import { silentLoggers, type Logger } from './logger.js'
 import type { NodeMetrics } from './metrics.js'
 import { GOSSIP_SCORE_THRESHOLDS, gossipScoreParams } from './peer-score.js'
@@ -125,10 +126,15 @@ export async function buildLibp2p (options: BuildOptions): Promise<GpumeshLibp2p
       allow: config.connections.allow
     },
     ...(options.datastore !== undefined ? { datastore: options.datastore } : {}),
-    ...(options.logger !== undefined ? { logger: options.logger } : {}),
+    // libp2p's debug logs cost CPU per stream even when off: silent unless DEBUG names something (node/libp2p-logger.ts)
+    ...withLogger(options.logger ?? libp2pLogger(process.env.DEBUG)),
     services: services as any
   })
   const built = node as unknown as GpumeshLibp2p
   countDroppedRpcs(built.services.pubsub, options.metrics, options.log ?? silentLoggers.forComponent('gossip'))
   return built
+}
+
+function withLogger (logger: ComponentLogger | undefined): { logger?: ComponentLogger } {
+  return logger !== undefined ? { logger } : {}
 }
