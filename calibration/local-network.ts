@@ -16,6 +16,7 @@ import { join } from 'node:path'
 import { memory } from '@libp2p/memory'
 import { plaintext } from '@libp2p/plaintext'
 import { multiaddr } from '@multiformats/multiaddr'
+import type { ConnectionGater } from '@libp2p/interface'
 import { resolveConfig, type Layer } from '../node/config/load.js'
 import { Daemon } from '../node/daemon.js'
 import { silentLoggers, type LoggerFactory } from '../node/logger.js'
@@ -101,7 +102,7 @@ function configFor (name: string, spec: NodeSpec): ReturnType<typeof resolveConf
   return resolveConfig(layers)
 }
 
-export async function startDaemon (root: string, spec: NodeSpec, options: { role?: 'node' | 'bootstrap', loggers?: LoggerFactory, dial?: string[], dataDir?: string, delay?: PropagationDelay } = {}): Promise<Daemon> {
+export async function startDaemon (root: string, spec: NodeSpec, options: { role?: 'node' | 'bootstrap', loggers?: LoggerFactory, dial?: string[], dataDir?: string, delay?: PropagationDelay, connectionGater?: ConnectionGater } = {}): Promise<Daemon> {
   const name = `gpumesh-local-${process.pid}-${counter++}`
   // a restart passes the data dir of the daemon it replaces
   const dataDir = options.dataDir ?? join(root, name)
@@ -116,7 +117,12 @@ export async function startDaemon (root: string, spec: NodeSpec, options: { role
     ...(spec.market !== undefined ? { market: spec.market } : {}),
     ...(spec.now !== undefined ? { now: spec.now } : {}),
     ...(spec.replicaAddresses !== undefined ? { replicaAddresses: spec.replicaAddresses } : {}),
-    libp2p: { transports: [options.delay !== undefined ? delayedMemory(options.delay) : memory()], connectionEncrypters: [plaintext()], streamMuxers: [yamux()] }
+    libp2p: {
+      transports: [options.delay !== undefined ? delayedMemory(options.delay) : memory()],
+      connectionEncrypters: [plaintext()],
+      streamMuxers: [yamux()],
+      ...(options.connectionGater !== undefined ? { connectionGater: options.connectionGater } : {})
+    }
   }
   const daemon = options.role === 'bootstrap' ? await startBootstrap(daemonOptions) : await Daemon.start({ ...daemonOptions, role: 'node' })
   // @libp2p/bootstrap only dials IP/DNS addresses: with the memory transport, dial directly

@@ -17,6 +17,7 @@ import { ensureApiToken, removeEndpoint, writeEndpoint } from './api/credentials
 import { Announcer, type KeyState } from './announcer.js'
 import { BootstrapWatcher, type BootstrapStatus } from './bootstrap-watcher.js'
 import { Market } from './market/market.js'
+import { GossipRouter } from './gossip-router.js'
 import { Peering } from './peering.js'
 import { buildCapabilityAd, declaredGpuInfos } from './capability-ad.js'
 import { signAttestation } from './trust/attestation.js'
@@ -48,7 +49,7 @@ export interface DaemonOptions {
   detect?: () => Promise<GpuDetection>
   now?: () => number
   /** In-process tests: transports, encrypters and muxers to use instead of TCP/WS, Noise, Yamux. */
-  libp2p?: Pick<BuildOptions, 'transports' | 'connectionEncrypters' | 'streamMuxers'>
+  libp2p?: Pick<BuildOptions, 'transports' | 'connectionEncrypters' | 'streamMuxers' | 'connectionGater'>
   metrics?: NodeMetrics
   /**
    * Market parameters over config.json's `market` section, for tests and benchmarks (the lease and
@@ -110,6 +111,8 @@ export class Daemon {
   /** Probes the providers this node hears of, and by hand (not on bootstrap peers). */
   prober: Prober | undefined
   private peering: Peering | undefined
+  /** A bootstrap peer's gossip relay (node/gossip-router.ts). */
+  router: GossipRouter | undefined
   private bootstrapWatcher: BootstrapWatcher | undefined
   private stopping: Promise<void> | undefined
   readonly startedAt: number
@@ -197,6 +200,10 @@ export class Daemon {
       await this.startMarket()
       this.peering = new Peering(this.node, this.options.loggers.forComponent('peering'))
       this.peering.start()
+    } else {
+      // a bootstrap peer relays the market and evidence topics (and does peer exchange on them), nothing more
+      this.router = new GossipRouter({ node: this.node, now: this.now, log: this.options.loggers.forComponent('gossip-router'), metrics: this.metrics })
+      this.router.start()
     }
     // the API first: if its port is taken, fail before announcing anything
     if (this.options.api !== false) await this.startApi()
@@ -422,7 +429,7 @@ export class Daemon {
     const steps: Array<[string, () => Promise<void>]> = [
       ['close the API', async () => { await this.api?.close() }],
       ['remove api.json', async () => { if (this.api !== undefined) await removeEndpoint(this.options.dataDir) }],
-      ['stop the market', async () => { this.bootstrapWatcher?.stop(); this.peering?.stop(); await this.prober?.stop(); await this.market?.stop() }],
+      ['stop the market', async () => { this.bootstrapWatcher?.stop(); this.peering?.stop(); this.router?.stop(); await this.prober?.stop(); await this.market?.stop() }],
       ['withdraw capability keys', async () => { await this.announcer.withdraw() }],
       ['stop the announcer', async () => { await this.announcer.stop() }],
       ['stop libp2p', async () => { await this.node.stop() }],

@@ -10,7 +10,7 @@ import { bootstrap } from '@libp2p/bootstrap'
 import { circuitRelayServer, circuitRelayTransport } from '@libp2p/circuit-relay-v2'
 import { gossipsub } from '@libp2p/gossipsub'
 import { identify } from '@libp2p/identify'
-import type { ComponentLogger, ConnectionEncrypter, PeerDiscovery, PrivateKey, StreamMuxerFactory, Transport } from '@libp2p/interface'
+import type { ComponentLogger, ConnectionEncrypter, ConnectionGater, PeerDiscovery, PrivateKey, StreamMuxerFactory, Transport } from '@libp2p/interface'
 import { kadDHT, passthroughMapper, removePrivateAddressesMapper } from '@libp2p/kad-dht'
 import { ping } from '@libp2p/ping'
 import { tcp } from '@libp2p/tcp'
@@ -64,6 +64,8 @@ export interface BuildOptions {
   transports?: Array<(components: any) => Transport>
   connectionEncrypters?: Array<(components: any) => ConnectionEncrypter>
   streamMuxers?: Array<(components: any) => StreamMuxerFactory>
+  /** In-process tests: which peers this node may connect to (libp2p's connection gater). */
+  connectionGater?: ConnectionGater
 }
 
 export async function buildLibp2p (options: BuildOptions): Promise<GpumeshLibp2p> {
@@ -126,6 +128,7 @@ export async function buildLibp2p (options: BuildOptions): Promise<GpumeshLibp2p
       allow: config.connections.allow
     },
     ...(options.datastore !== undefined ? { datastore: options.datastore } : {}),
+    ...(options.connectionGater !== undefined ? { connectionGater: options.connectionGater } : {}),
     // libp2p's debug logs cost CPU per stream even when off: silent unless DEBUG names something (node/libp2p-logger.ts)
     ...withLogger(options.logger ?? libp2pLogger(process.env.DEBUG)),
     services: services as any

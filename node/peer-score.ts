@@ -121,3 +121,17 @@ export function gossipScoreParams (topics: Iterable<string>, options: PeerScoreO
     retainScore: 60 * 60_000
   }
 }
+
+/**
+ * Score `topic` with GOSSIP_TOPIC_SCORE on a running gossipsub router, when it is not scored yet: a node
+ * joins topics after start (a requester its job's region topics, a bootstrap peer whatever region topics
+ * its peers join), and a topic without parameters costs a forger nothing (P4 counts per topic). Uses the
+ * router's public `score.params`, which gossipsub reads on every score computation. Returns whether the
+ * topic is scored now.
+ */
+export function scoreTopic (pubsub: unknown, topic: string): boolean {
+  const topics = (pubsub as { score?: { params?: { topics?: Record<string, TopicScoreParams> } } }).score?.params?.topics
+  if (topics === undefined) return false
+  topics[topic] ??= { ...GOSSIP_TOPIC_SCORE }
+  return true
+}

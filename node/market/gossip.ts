@@ -16,6 +16,7 @@ import { EVIDENCE_KINDS, type EvidenceKind } from '../../protocol/trust/evidence
 import type { GpumeshLibp2p } from '../libp2p.js'
 import type { Logger } from '../logger.js'
 import type { NodeMetrics } from '../metrics.js'
+import { scoreTopic } from '../peer-score.js'
 
 export const MARKET_KINDS = ['job-request', 'auction-round', 'bid', 'award'] as const satisfies readonly Kind[]
 export type MarketKind = typeof MARKET_KINDS[number]
@@ -56,6 +57,8 @@ export class MarketGossip {
       this.topics.add(topic)
       const kinds: readonly Kind[] = topic === EVIDENCE_TOPIC ? EVIDENCE_KINDS : MARKET_KINDS
       pubsub.topicValidators.set(topic, (peer: PeerId, message: Message) => this.validate(topic, kinds, peer, message))
+      // rejected messages cost their sender score on every topic joined, not only those known at start
+      scoreTopic(pubsub, topic)
       pubsub.subscribe(topic)
     }
   }
