@@ -72,6 +72,21 @@ describe('protocol/README.md §5.7: what a payment says (worked example)', () =>
     assert.ok(section.includes(`*P* = 1 234 567, \`resources.gpus\` = 2, \`billingIntervalSec\` = 300, \`leaseMs\` = 30000,`))
   })
 
+  it('a cancel 450.2 s after the anchor pays the started seconds for all GPUs, as the spec says', () => {
+    const start = startRequesterJob({ job: JOB, bidWindowMs: 1000, expiresAt: at(86_400_000), gpus: GPUS, maxRuntimeSec: 3600, leaseMs: LEASE_MS, billingIntervalSec: INTERVAL_SEC }, at(0)).state
+    const events: RequesterEvent[] = [
+      { type: 'bid-received', now: at(100), bid: 'b1', provider: P1, price: PRICE, effectivePrice: PRICE },
+      { type: 'tick', now: at(1000) },
+      { type: 'bidding-closed', now: at(1000), winner: { bid: 'b1', provider: P1, price: PRICE } },
+      { type: 'award-accepted', now: at(1200), provider: P1 }
+    ]
+    for (let ms = ANCHOR, seq = 3; ms < ANCHOR + 450_200; ms += 10_000) events.push({ type: 'tick', now: at(ms) }, { type: 'heartbeat', now: at(ms), provider: P1, seq: seq++, state: 'running', gpuSeconds: 0 })
+    events.push({ type: 'cancel', now: at(ANCHOR + 450_200) })
+    const pays = play(start, events, reduceRequester).effects.filter((e): e is Pay => e.type === 'pay')
+    assert.deepEqual(pays.map((p) => [p.interval, p.gpuSeconds, p.cumulative, p.final]), [[1, 600, 205_762, false], [2, 902, 309_328, true]])
+    assert.ok(specSection('5.7').replace(/\s+/g, ' ').includes('*s* = 451, `cumulative` 309328 (⌈1234567 × 2 × 451000 / 3600000⌉ = ⌈309327.62⌉), `interval` 2, `gpuSeconds` 902'))
+  })
+
   it('the provider counts payment 1 as one interval, expects it by its anchor + 330 s, and settles on payment 3', () => {
     assert.equal(intervalsPaidBy(205_762, PRICE, GPUS, INTERVAL_SEC * 1000), 1)
     assert.equal(intervalsPaidBy(205_761, PRICE, GPUS, INTERVAL_SEC * 1000), 0)
