@@ -9,6 +9,17 @@ import type { PeerId } from '@libp2p/interface'
 import type { GpumeshLibp2p } from './libp2p.js'
 import type { Logger } from './logger.js'
 
+/** Connections a node keeps at least (protocol/README.md §7.4b). */
+export const PEERING_TARGET = 8
+/** Random known peers dialled per round while below the target. */
+export const PEERING_DIALS_PER_ROUND = 4
+/** Time between rounds. */
+export const PEERING_INTERVAL_MS = 10_000
+/** The first round, soon after start (identify and the first DHT answers have filled the peer store). */
+export const PEERING_FIRST_ROUND_MS = 1_000
+/** Each dial's limit. */
+export const PEERING_DIAL_TIMEOUT_MS = 5_000
+
 export interface PeeringOptions {
   /** Connections to keep at least (default 8). */
   target?: number
@@ -24,16 +35,16 @@ export class Peering {
   private readonly dialsPerRound: number
 
   constructor (private readonly node: GpumeshLibp2p, private readonly log: Logger, private readonly options: PeeringOptions = {}) {
-    this.target = options.target ?? 8
-    this.dialsPerRound = options.dialsPerRound ?? 4
+    this.target = options.target ?? PEERING_TARGET
+    this.dialsPerRound = options.dialsPerRound ?? PEERING_DIALS_PER_ROUND
   }
 
   start (): void {
-    const interval = this.options.intervalMs ?? 10_000
+    const interval = this.options.intervalMs ?? PEERING_INTERVAL_MS
     this.timer = setInterval(() => { void this.round() }, interval)
     this.timer.unref()
     // once soon after start, when identify and the first DHT queries have filled the peer store
-    setTimeout(() => { void this.round() }, Math.min(1_000, interval)).unref()
+    setTimeout(() => { void this.round() }, Math.min(PEERING_FIRST_ROUND_MS, interval)).unref()
   }
 
   stop (): void {
@@ -53,7 +64,7 @@ export class Peering {
         .filter((p) => p.addresses.length > 0 && !connected.has(p.id.toString()) && p.id.toString() !== self)
         .map((p) => p.id)
       const picks = shuffle(candidates).slice(0, Math.min(this.dialsPerRound, this.target - connected.size))
-      const results = await Promise.allSettled(picks.map(async (peer) => await this.node.dial(peer, { signal: AbortSignal.timeout(5_000) })))
+      const results = await Promise.allSettled(picks.map(async (peer) => await this.node.dial(peer, { signal: AbortSignal.timeout(PEERING_DIAL_TIMEOUT_MS) })))
       const ok = results.filter((r) => r.status === 'fulfilled').length
       if (picks.length > 0) this.log.debug('peering round', { dialled: picks.length, connected: ok })
       return ok

@@ -17,7 +17,10 @@
  *   and load (`review-award`); node/ answers with `accept-award` or `decline-award`, within one
  *   lease (after that the requester counts a no-show, so the award is declined).
  * - From acceptance on, a heartbeat (`job-status`) goes out every `leaseMs / HEARTBEATS_PER_LEASE`,
- *   and right away on every change of state.
+ *   and right away on every change of state: `accepted` then `fetching-inputs` at acceptance (the
+ *   fetch starts at once; the state holds until the run starts, GPU wait included), `running` at
+ *   `started`, `preempted` at a preemption notice (and on every heartbeat of the notice), then one
+ *   final `completed`, `failed`, `cancelled` or `preempted` (protocol/README.md §5.7).
  * - Billing starts at `started`. The requester pays each interval in arrears; the payment for
  *   interval k (due when k ends, at `startedAt + k × interval`) must arrive within the payment grace
  *   (paymentGraceMs: a tenth of the interval, at least 2 s), else the provider stops work and
@@ -239,8 +242,10 @@ function onAward (s: ProviderJob, from: string, terms: AwardTerms, now: number):
 function onAccept (s: ProviderJob, now: number): ProviderTransition {
   if (s.status !== 'awarded') return ignore(s, `no award to accept while ${s.status}`)
   const accepted: ProviderJob = { ...s, status: 'accepted', acceptedAt: now }
-  const [next, beat] = heartbeat(accepted, 'accepted', now)
-  return { state: next, effects: [{ type: 'respond-award', decision: 'accept' }, beat, { type: 'fetch-inputs' }] }
+  // the fetch starts at once, and every change of state goes out (protocol/README.md §5.7 "Job states")
+  const [acked, beat] = heartbeat(accepted, 'accepted', now)
+  const [next, fetching] = heartbeat(acked, 'fetching-inputs', now)
+  return { state: next, effects: [{ type: 'respond-award', decision: 'accept' }, beat, { type: 'fetch-inputs' }, fetching] }
 }
 
 function onDecline (s: ProviderJob, reason: string | undefined): ProviderTransition {
@@ -452,7 +457,8 @@ function onDeadline (s: ProviderJob, d: ProviderDeadline, now: number): Provider
       return { state: end(next, 'preempted', 'preempted by a better-paying job'), effects: [{ type: 'stop-work', reason: 'preempted' }, beat] }
     }
     case 'heartbeat': {
-      const [next, beat] = heartbeat(s, s.status === 'running' ? 'running' : 'fetching-inputs', now)
+      // between changes a heartbeat repeats the state last sent: a job under a preemption notice stays `preempted`
+      const [next, beat] = heartbeat(s, s.status !== 'running' ? 'fetching-inputs' : s.preemptAt !== undefined ? 'preempted' : 'running', now)
       return { state: next, effects: [beat] }
     }
   }

@@ -267,7 +267,7 @@ describe('the provider market (two bare nodes, the requester played by hand)', f
     assert.equal(bounced.payload.subject, requesterId.peerId)
     assert.equal(openMessage(bounced.payload.evidence[1]!, 'payment', { now: Date.now(), historical: true }).payload.payee, requesterId.peerId)
 
-    assert.deepEqual(reader.states().filter((s, i, all) => all.indexOf(s) === i), ['accepted', 'running', 'completed'])
+    assert.deepEqual(reader.states().filter((s, i, all) => all.indexOf(s) === i), ['accepted', 'fetching-inputs', 'running', 'completed'])
     assert.equal(reader.log, 'input-data\n')
     const manifest = decodeCanonical(await fetchFromProvider(r.outputs)) as { files: Array<{ path: string, size: number, cid: CID }> }
     assert.deepEqual(manifest.files.map((f) => f.path), ['out.txt'])

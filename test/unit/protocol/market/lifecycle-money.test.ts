@@ -34,7 +34,7 @@ describe('job lifecycle money edges (issue 9 mutation audit)', () => {
       const s = runningProvider(0)
       assert.equal(s.gpus, 1)
       const beat = reduceProvider(s, tick(2000 + 30_000))
-      assert.deepEqual(only(beat.effects, 'heartbeat'), [{ type: 'heartbeat', seq: 3, state: 'running', gpuSeconds: 30 }])
+      assert.deepEqual(only(beat.effects, 'heartbeat'), [{ type: 'heartbeat', seq: 4, state: 'running', gpuSeconds: 30 }])
       // a zero payment that claims an interval covers none: the provider still stops when the grace ends
       const claimed = reduceProvider(beat.state, payment(62_500, 0, 1))
       assert.equal(claimed.state.paid.intervals, 0)

@@ -591,23 +591,24 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
           { type: 'respond-award', decision: 'accept' },
           { type: 'heartbeat', seq: 1, state: 'accepted', gpuSeconds: 0 },
           { type: 'fetch-inputs' },
+          { type: 'heartbeat', seq: 2, state: 'fetching-inputs', gpuSeconds: 0 },
           { type: 'wake', at: at(31_100) }
         ], 'accepted'],
         [{ type: 'inputs-fetched', now: at(1500) }, [{ type: 'start-job' }], 'accepted'],
-        [{ type: 'started', now: at(2000) }, [{ type: 'heartbeat', seq: 2, state: 'running', gpuSeconds: 0 }], 'running'],
+        [{ type: 'started', now: at(2000) }, [{ type: 'heartbeat', seq: 3, state: 'running', gpuSeconds: 0 }], 'running'],
         [tick(31_100), [{ type: 'wake', at: at(32_000) }], 'running'],
-        [tick(32_000), [{ type: 'heartbeat', seq: 3, state: 'running', gpuSeconds: 60 }, { type: 'wake', at: at(62_000) }], 'running'],
+        [tick(32_000), [{ type: 'heartbeat', seq: 4, state: 'running', gpuSeconds: 60 }, { type: 'wake', at: at(62_000) }], 'running'],
         // interval 1 ends at +62 s; its payment is due within the 6 s grace, so the provider wakes at +68 s
-        [tick(62_000), [{ type: 'heartbeat', seq: 4, state: 'running', gpuSeconds: 120 }, { type: 'wake', at: at(68_000) }], 'running'],
+        [tick(62_000), [{ type: 'heartbeat', seq: 5, state: 'running', gpuSeconds: 120 }, { type: 'wake', at: at(68_000) }], 'running'],
         [payment(62_050, 120_000, 1), [], 'running'],
         // paid in time: the next unpaid deadline is +128 s, after the next heartbeat
         [tick(68_000), [{ type: 'wake', at: at(92_000) }], 'running'],
-        [tick(92_000), [{ type: 'heartbeat', seq: 5, state: 'running', gpuSeconds: 180 }, { type: 'wake', at: at(122_000) }], 'running'],
-        [tick(122_000), [{ type: 'heartbeat', seq: 6, state: 'running', gpuSeconds: 240 }, { type: 'wake', at: at(128_000) }], 'running'],
+        [tick(92_000), [{ type: 'heartbeat', seq: 6, state: 'running', gpuSeconds: 180 }, { type: 'wake', at: at(122_000) }], 'running'],
+        [tick(122_000), [{ type: 'heartbeat', seq: 7, state: 'running', gpuSeconds: 240 }, { type: 'wake', at: at(128_000) }], 'running'],
         [payment(122_050, 240_000, 2), [], 'running'],
         [tick(128_000), [{ type: 'wake', at: at(152_000) }], 'running'],
         [{ type: 'finished', now: at(149_000), exitCode: 0, gpuSeconds: 294 }, [
-          { type: 'heartbeat', seq: 7, state: 'completed', gpuSeconds: 294 },
+          { type: 'heartbeat', seq: 8, state: 'completed', gpuSeconds: 294 },
           { type: 'send-receipt', exitCode: 0, gpuSeconds: 294, startedAt: at(2000), endedAt: at(149_000) }
         ], 'completed'],
         [payment(150_700, 294_000, 3), [], 'settled']
@@ -715,7 +716,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.equal(t.state.status, 'running')
       assert.deepEqual(stepP(t.state, { type: 'preempt', now: at(11_000), noticeMs: 0 }).effects, [{ type: 'ignored', reason: 'already being preempted' }])
       const stop = stepP(t.state, tick(15_000))
-      assert.deepEqual(stop.effects, [{ type: 'stop-work', reason: 'preempted' }, { type: 'heartbeat', seq: 3, state: 'preempted', gpuSeconds: 26 }])
+      assert.deepEqual(stop.effects, [{ type: 'stop-work', reason: 'preempted' }, { type: 'heartbeat', seq: 4, state: 'preempted', gpuSeconds: 26 }])
       assert.equal(stop.state.status, 'preempted')
     })
 
@@ -724,7 +725,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
         { type: 'award-received', now: at(1000), from: REQ, award: TERMS }, { type: 'accept-award', now: at(1100) }
       ]).state
       const t = stepP(s, { type: 'preempt', now: at(1200), noticeMs: 30_000 })
-      assert.deepEqual(t.effects, [{ type: 'notify-preemption', noticeMs: 0 }, { type: 'stop-work', reason: 'preempted' }, { type: 'heartbeat', seq: 2, state: 'preempted', gpuSeconds: 0 }])
+      assert.deepEqual(t.effects, [{ type: 'notify-preemption', noticeMs: 0 }, { type: 'stop-work', reason: 'preempted' }, { type: 'heartbeat', seq: 3, state: 'preempted', gpuSeconds: 0 }])
       assert.equal(t.state.status, 'preempted')
     })
 
@@ -732,7 +733,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       const s = runningProvider()
       assert.deepEqual(stepP(s, { type: 'cancel', now: at(5000), from: STRANGER }).effects, [{ type: 'ignored', reason: 'cancel not from the requester' }])
       const t = stepP(s, { type: 'cancel', now: at(5000), from: REQ })
-      assert.deepEqual(t.effects, [{ type: 'stop-work', reason: 'cancelled' }, { type: 'heartbeat', seq: 3, state: 'cancelled', gpuSeconds: 6 }])
+      assert.deepEqual(t.effects, [{ type: 'stop-work', reason: 'cancelled' }, { type: 'heartbeat', seq: 4, state: 'cancelled', gpuSeconds: 6 }])
       assert.equal(t.state.status, 'cancelled')
     })
 
@@ -772,7 +773,7 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       ]).state
       const t = stepP(s, { type: 'finished', now: at(1500), exitCode: -1, gpuSeconds: 0 })
       assert.deepEqual(t.effects, [
-        { type: 'heartbeat', seq: 2, state: 'failed', gpuSeconds: 0 },
+        { type: 'heartbeat', seq: 3, state: 'failed', gpuSeconds: 0 },
         { type: 'send-receipt', exitCode: -1, gpuSeconds: 0, startedAt: at(1500), endedAt: at(1500) }
       ])
       assert.equal(t.state.status, 'failed')

@@ -229,7 +229,7 @@ describe('the provider agent, more', () => {
       assert.equal(h.agent.offer(r.bid)?.state.status, 'running')
     })
 
-    it('during a 30 s preemption notice the job\'s heartbeats carry no message; only the final preempted one says why', () => {
+    it('during a 30 s preemption notice the job\'s heartbeats say preempted and carry no message; only the final one says why', () => {
       const bronze = makeJob({ n: 1, gpus: 4, tier: 'bronze', maxPrice: 2_500_000, runtimeSec: 3600 })
       const gold = makeJob({ n: 2, gpus: 4, tier: 'gold', maxPrice: 9_000_000, runtimeSec: 600, startDelaySec: 60 })
       const h = new Harness(createMarketParams({ preemptNoticeMs: 30_000 }), false)
@@ -238,10 +238,15 @@ describe('the provider agent, more', () => {
       h.award(gold, h.bidOn(gold))
       for (let t = h.agent.nextWake(); t !== undefined && t <= NOW + 30_000; t = h.agent.nextWake()) h.tick(t)
       const beats = h.log.filter((e): e is Extract<ProviderAgentEffect, { type: 'heartbeat' }> => e.type === 'heartbeat' && e.bid === b.bid)
-      const during = beats.filter((e) => e.state !== 'preempted')
-      assert.ok(during.length >= 3, `heartbeats during the notice: ${during.length}`)
-      for (const e of during) assert.equal('message' in e, false, `${e.state} heartbeat ${e.seq} carries a message`)
-      assert.deepEqual(beats.filter((e) => e.state === 'preempted').map((e) => e.message), ['preempted by a better-paying job'])
+      const notice = h.log.findIndex((e) => e.type === 'notify-preemption' && (e as { bid?: string }).bid === b.bid)
+      assert.ok(notice >= 0, 'the notice went out')
+      const during = beats.filter((e) => h.log.indexOf(e) > notice).slice(0, -1)
+      assert.ok(during.length >= 2, `heartbeats during the notice: ${during.length}`)
+      for (const e of during) {
+        assert.equal(e.state, 'preempted', `heartbeat ${e.seq} during the notice`)
+        assert.equal('message' in e, false, `${e.state} heartbeat ${e.seq} carries a message`)
+      }
+      assert.deepEqual(beats.filter((e) => 'message' in e).map((e) => [e.state, e.message]), [['preempted', 'preempted by a better-paying job']])
     })
 
     it('a payment with a newer seq but a lower cumulative bounces, kept as evidence; its seq is spent (no replay of it later)', () => {

@@ -144,13 +144,14 @@ describe('market/provider-agent', () => {
   describe('awards', () => {
     const refused = (effects: ProviderAgentEffect[]): string | undefined => find(effects, 'refuse-award')?.message
 
-    it('takes a matching award: award-taken, accept, a heartbeat, fetch inputs', () => {
+    it('takes a matching award: award-taken, accept, the accepted status, fetch inputs, the fetching-inputs status', () => {
       const h = new Harness(defaultMarketParams, false)
       const job = makeJob()
       const bid = h.bidOn(job)
       const { effects, id } = h.award(job, bid)
       const types = effects.filter((e) => e.type !== 'note' && e.type !== 'offer-updated' && e.type !== 'wake').map((e) => e.type)
-      assert.deepEqual(types, ['award-taken', 'respond-award', 'heartbeat', 'fetch-inputs'])
+      assert.deepEqual(types, ['award-taken', 'respond-award', 'heartbeat', 'fetch-inputs', 'heartbeat'])
+      assert.deepEqual(effects.flatMap((e) => e.type === 'heartbeat' ? [[e.seq, e.state]] : []), [[1, 'accepted'], [2, 'fetching-inputs']])
       assert.equal(find(effects, 'award-taken')?.award, id)
       assert.deepEqual(h.agent.offer(bid.bid)?.award, { id, price: bid.payload.price })
       assert.equal(h.agent.allocations().length, 1)
