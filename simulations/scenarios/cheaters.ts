@@ -10,9 +10,14 @@
  * places a job on a cheater (the bound) and the old way. Every node's ad lists one address in a /16 of its
  * own (cheaters too: the worst case for replicate's independence rule, which cannot tell them apart).
  *
+ * Every renter audits after a conviction (protocol/market/result-audit.ts: its settled results the convicted
+ * provider signed are re-executed, a wrong one disproved and its co-signers proven wrong), and a further run
+ * adds the agreement audit (a drawn share of the wasm jobs whose replicas agree re-executed all the same).
+ *
  * The section counts, per run, the jobs whose requester accepted a wrong output and the compute overhead
  * ((GPU-hours run + the requesters' own verification runs) / GPU-hours needed, verification-measures.ts)
- * and the convictions. A replicate run in which no job got a
+ * and the convictions, the wrong results disproved later, and the conviction curve: the wrong share per fifth
+ * of the accepted jobs and the providers convicted by each fifth's end (the last fifth: the steady state). A replicate run in which no job got a
  * second award says so: `replicate 2` was not carried out (no two independent bids), and its numbers are not
  * reported as replication's.
  */
