@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict'
 import type { RequesterAgentEffect } from '../../../../protocol/index.js'
 import { Driver, NOW, WINDOW, peer } from '../../../helpers/requester-agent-driver.js'
-import { addressesOf, deliverReplica, outputsOf, replicaDriver, verifiedJob } from '../../../helpers/replica-driver.js'
+import { addressesOf, deliverReplica, outputsOf, receiptBy, replicaDriver, verifiedJob } from '../../../helpers/replica-driver.js'
 
 type Of<T extends RequesterAgentEffect['type']> = Extract<RequesterAgentEffect, { type: T }>
 
@@ -78,6 +78,30 @@ describe('the requester agent: audits after a conviction and on agreement', () =
     d.send({ type: 'provider-convicted', now: d.now, provider: peer(7), proof: 'bafy-proof-7' })
     assert.equal(d.agent.view(d.id)?.audit, undefined)
     assert.equal(audited(d).length, 0)
+  })
+
+  it('a single-run wasm job: audited once settled, not while its outputs are still being checked', () => {
+    const settled = replicaDriver(verifiedJob({ mode: 'none' }, 'wasm'))
+    settled.submit()
+    settled.bid(1, 1_000_000)
+    settled.runTo(NOW + WINDOW)
+    deliverReplica(settled, 1, 'colluded')
+    assert.equal(settled.state?.state.status, 'settled')
+    settled.send({ type: 'provider-convicted', now: settled.now, provider: peer(1), proof: 'bafy-proof' })
+    assert.deepEqual(settled.of('reexecute'), [{ type: 'reexecute', job: settled.id, audit: true }])
+
+    const checking = replicaDriver(verifiedJob({ mode: 'none' }, 'wasm'))
+    checking.submit()
+    checking.bid(1, 1_000_000)
+    checking.runTo(NOW + WINDOW)
+    checking.from(1, { type: 'award-response', decision: 'accept' })
+    checking.from(1, { type: 'job-status', seq: 1, state: 'running', gpuSeconds: 0 })
+    checking.runTo(checking.now + 10_000)
+    checking.from(1, { type: 'receipt', exitCode: 0, gpuSeconds: 10, forThisRequester: true, receipt: receiptBy(checking, 1, 'colluded', 1) })
+    assert.equal(checking.state?.state.status, 'verifying')
+    checking.send({ type: 'provider-convicted', now: checking.now, provider: peer(1), proof: 'bafy-proof' })
+    assert.equal(checking.of('reexecute').length, 0)
+    assert.equal(checking.agent.view(checking.id)?.audit, undefined)
   })
 
   it('the agreement audit (1000 ‰) re-executes agreeing wasm replicas; a wrong agreement pays nobody and proves both wrong', () => {
