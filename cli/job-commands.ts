@@ -312,6 +312,7 @@ export async function jobStatusCommand (id: string, command: Command): Promise<v
   }
   lines.push(`  paid:      ${credits(job.paid)} cr`)
   if (job.replication !== undefined) lines.push(...replicationLines(job.replication))
+  if (job.audit !== undefined) lines.push(`  audit:     ${job.audit.status === 'disproved' ? 'RESULT DISPROVED — ' : ''}${job.audit.detail}`)
   out(lines.join('\n'))
   if (job.bids.length > 0) {
     out(`\nbids (round ${job.round}):`)
@@ -393,12 +394,13 @@ export async function jobCancelCommand (id: string, command: Command): Promise<v
 export async function jobVerifyCommand (id: string, command: Command): Promise<void> {
   const result = await (await clientOf(command)).post<JobVerifyView>('/v1/job/verify', { id }, undefined, VERIFY_TIMEOUT_MS)
   if (command.opts().json === true) out(toJson(result))
-  else if (result.verified) out(`job ${id}: verified by re-execution (outputs ${result.receiptOutputs})`)
+  else if (result.verified) out(`job ${id}: verified by re-execution (outputs ${result.receiptOutputs})${result.audit !== undefined ? `\naudit after a conviction: ${result.audit.detail}` : ''}`)
   else {
     out([
       `job ${id}: WRONG OUTPUT — provider ${result.provider} signed outputs ${result.receiptOutputs}, re-execution gives ${result.reexecutedOutputs}`,
       `fraud proof ${result.proof?.id ?? '?'} (wrong-output) published; the provider is convicted here`,
-      `envelope: ${result.proof?.envelope ?? ''}`
+      `envelope: ${result.proof?.envelope ?? ''}`,
+      ...(result.audit !== undefined ? [`audit after a conviction: ${result.audit.detail}`] : [])
     ].join('\n'))
   }
   if (!result.verified) throw new JobCommandError(`job ${id}: the provider's output is wrong (fraud proof ${result.proof?.id ?? '?'} published)`)

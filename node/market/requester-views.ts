@@ -1,7 +1,7 @@
 /**
  * The requester's stored record of a job, and the JobView the API returns from it.
  */
-import type { JobRequest, NoBidsExplanation, ReplicationView, RequesterJob } from '../../protocol/index.js'
+import type { AuditRecord, JobRequest, NoBidsExplanation, ReplicationView, RequesterJob } from '../../protocol/index.js'
 import type { AwardView, BidView, JobEvent, JobView, OutputFileView, ReceiptView } from './views.js'
 
 /** Kept in the market store under `market-requester/<job id>` (plain JSON). */
@@ -21,6 +21,8 @@ export interface JobRecord {
   explanation?: NoBidsExplanation
   /** A replicated or spot-checked job's replicas and comparison (the agent's view). */
   replication?: ReplicationView
+  /** The retroactive audit after a conviction of one of its signers (protocol/market/result-audit.ts). */
+  audit?: AuditRecord
   events: JobEvent[]
   logBytes: number
   /** Set (with why) once some of the job's log was not kept. */
@@ -48,6 +50,7 @@ export function jobView (record: JobRecord, job: JobRequest, state: RequesterJob
     ...(record.logCut !== undefined ? { logCut: record.logCut } : {}),
     ...(record.explanation !== undefined ? { explanation: record.explanation } : {}),
     ...(record.replication !== undefined ? { replication: record.replication } : {}),
+    ...(record.audit !== undefined ? { audit: { ...record.audit } } : {}),
     events: timelineOf(record.events)
   }
 }

@@ -207,9 +207,22 @@ export class RequesterMarket implements RequesterShell {
     this.saveReputation()
   }
 
-  /** A verified fraud proof (`proof`: its id) convicts `provider`: the agent never awards it again. */
+  /**
+   * A verified fraud proof (`proof`: its id) convicts `provider`: the agent never awards it again, and
+   * audits this node's settled results it signed (protocol/market/result-audit.ts): the re-executions and
+   * proofs that asks for are carried out under each job, its view shows the audit.
+   */
   onConvicted (provider: string, proof: string): void {
-    this.agent.handle({ type: 'provider-convicted', now: this.scheduler.now(), provider, proof })
+    const effects = this.agent.handle({ type: 'provider-convicted', now: this.scheduler.now(), provider, proof })
+    const byJob = new Map<string, RequesterAgentEffect[]>()
+    for (const e of effects) {
+      const job = 'job' in e ? e.job : undefined
+      if (job !== undefined) byJob.set(job, [...(byJob.get(job) ?? []), e])
+    }
+    for (const [job, list] of byJob) {
+      const active = this.jobs.get(job)
+      if (active !== undefined) this.take(active, list)
+    }
     this.saveReputation()
   }
 
@@ -256,11 +269,16 @@ export class RequesterMarket implements RequesterShell {
 
   /** Feed one event to the agent; notes and wakes are taken at once, the rest is carried out in order. */
   dispatch (active: ActiveJob, event: RequesterAgentEvent): void {
+    this.take(active, this.agent.handle(event))
+  }
+
+  /** The agent's effects for one job: the record updated from its view, notes and wakes at once, the rest in order. */
+  private take (active: ActiveJob, effects: RequesterAgentEffect[]): void {
     const before = active.record.state
-    const effects = this.agent.handle(event)
     const view = this.agent.view(active.id)
     // nothing happened (e.g. a finished job read back at start): the record stays as it was written
     if (effects.length === 0 && view?.state === before) return
+    if (view?.audit !== undefined) active.record.audit = view.audit
     if (view !== undefined) {
       active.record.state = view.state
       if (active.restored !== true) {
@@ -333,8 +351,12 @@ export class RequesterMarket implements RequesterShell {
         return
       }
       case 'reexecute':
-        // off the effects' queue: the run takes as long as the job
+        // off the effects' queue: the run takes as long as the job (`audit`: a settled result revisited after a conviction)
+        if (effect.audit === true) this.options.log.warn('a settled result was signed by a convicted provider: re-executing it', { job: active.id })
         void reexecuteAndTell(this, active)
+        return
+      case 'result-audited':
+        if (effect.status === 'disproved' || effect.status === 'suspect') this.options.log.warn('a settled result audited after a conviction', { job: active.id, status: effect.status, by: effect.by, detail: effect.detail })
         return
       case 'publish-fraud-proof':
         // off the effects' queue: the trust layer re-executes before it signs (node/trust/convictions.ts)

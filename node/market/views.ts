@@ -76,6 +76,12 @@ export interface JobView {
   explanation?: unknown
   /** A replicated or spot-checked job: its replicas, their outputs and how the comparison ended (protocol ReplicationView). */
   replication?: ReplicationView
+  /**
+   * After a conviction of one of its signers, the audit of its accepted result (protocol AuditRecord):
+   * `disproved` — re-executed, the outputs accepted are wrong (the settled payment is not taken back);
+   * `suspect` — not deterministic, signed by a convicted provider; `confirmed`, `queued`, `auditing`, …
+   */
+  audit?: { status: string, by: string, detail: string }
   events: JobEvent[]
 }
 

@@ -45,6 +45,8 @@ export interface JobVerifyView {
   reexecutedOutputs: string
   /** The wrong-output proof published on a mismatch: its id and envelope (hex). */
   proof?: { id: string, kind: 'wrong-output', envelope: string }
+  /** The job's audit after a conviction of one of its signers (protocol/market/result-audit.ts), when there was one. */
+  audit?: { status: string, by: string, detail: string }
 }
 
 export class Convictions {
@@ -90,7 +92,9 @@ export class Convictions {
     const job = this.options.requester.verifiable(id)
     if (job === undefined) throw new ApiError(404, 'NO_SUCH_JOB', `no job ${id} was submitted from this node`)
     if (job.receipt === undefined) throw new ApiError(409, 'NO_RECEIPT', `job ${id} has no receipt to verify yet`)
-    return await this.verifyReceipt(id, job.request, job.receipt)
+    const view = await this.verifyReceipt(id, job.request, job.receipt)
+    const audit = this.options.requester.view(id)?.audit
+    return audit !== undefined ? { ...view, audit } : view
   }
 
   /**

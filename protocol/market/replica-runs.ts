@@ -44,6 +44,8 @@ export interface ReplicaHost {
   /** A verified delivery or a failure, into the reputation view. */
   record: (peer: string, ok: boolean, now: number) => void
   readonly spotcheckSeed?: Uint8Array
+  /** Share (per mille) of agreeing deterministic replicated jobs re-executed all the same, drawn with `spotcheckSeed`. */
+  readonly agreementAuditPerMille?: number
 }
 
 /** The job's `verification` as the agent carries it out (none without the opened request, which the comparison needs). */
@@ -214,6 +216,15 @@ export function spotcheckDrawn (host: ReplicaHost, job: AgentJob): boolean {
   return v.mode === 'spotcheck' && host.spotcheckSeed !== undefined && spotchecked(job.cid, host.spotcheckSeed, v.perMille)
 }
 
+/**
+ * Whether the agreement audit draws this job: a deterministic replicated job whose replicas agree is
+ * re-executed all the same (the same secret draw as a spotcheck's, at `agreementAuditPerMille`).
+ */
+export function agreementAuditDrawn (host: ReplicaHost, job: AgentJob): boolean {
+  const perMille = host.agreementAuditPerMille ?? 0
+  return perMille > 0 && host.spotcheckSeed !== undefined && isDeterministic(job.request) && spotchecked(job.cid, host.spotcheckSeed, perMille)
+}
+
 /** Move the verified single run into a replica and start the check on another independent provider. */
 export function startSpotcheck (job: AgentJob, out: RequesterAgentEffect[]): void {
   const original: ReplicaSlot = { role: 'original', state: job.state, ...(job.decision !== undefined ? { decision: job.decision } : {}), ...(job.award !== undefined ? { award: job.award } : {}), ...(job.receipt !== undefined ? { receipt: job.receipt } : {}) }
@@ -277,7 +288,8 @@ function judge (host: ReplicaHost, job: AgentJob, rep: Replication, out: Request
     runs: rep.slots.map((s) => ({ ...(s.state.award !== undefined ? { provider: s.state.award.provider } : {}), ...(delivered(s) ? { receipt: s.receipt } : {}) })),
     ...(rep.reexecution !== undefined && !rep.reexecution.startsWith('failed') ? { reexecuted: rep.reexecution } : {}),
     reexecuteFailed: rep.reexecution?.startsWith('failed') === true,
-    tieBroken: rep.tieBroken
+    tieBroken: rep.tieBroken,
+    auditAgreement: agreementAuditDrawn(host, job)
   })
   if ('groups' in verdict) rep.groups = verdict.groups.map((g) => ({ outputs: g.outputs.toString(), providers: [...g.providers] }))
   const slotOf = (p: string): ReplicaSlot | undefined => rep.slots.find((s) => delivered(s) && s.state.award?.provider === p)
@@ -306,7 +318,9 @@ function judge (host: ReplicaHost, job: AgentJob, rep: Replication, out: Request
     }
     case 'reexecute':
       rep.reexecution = 'asked'
-      out.push(note(job, 'compared', `no majority (${describeGroups(verdict.groups)}): re-executing the job locally`))
+      out.push(note(job, 'compared', verdict.groups.length === 1
+        ? `the replicas agree (${describeGroups(verdict.groups)}) and the agreement audit drew the job: re-executing it locally`
+        : `no majority (${describeGroups(verdict.groups)}): re-executing the job locally`))
       out.push({ type: 'reexecute', job: job.id })
       break
     case 'tie-break': {

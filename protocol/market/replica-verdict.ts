@@ -9,6 +9,9 @@
  *   the group whose output equals its own is paid, every other voter outvoted; none equal to it:
  *   every voter outvoted. A majority of colluders cannot outvote the right output, and the requester
  *   re-runs the job to sign its fraud proofs anyway.
+ * - Agreeing replicas of a deterministic job are paid on their agreement, unless the agreement audit
+ *   drew the job (`auditAgreement`): then the requester re-runs it as for a split, so colluders that
+ *   agree on a wrong output are outvoted by the re-execution.
  * - A majority (compareReplicas) of another job: its voters are paid, the other voters outvoted.
  * - No majority, another job: one tie-break replica on a further independent provider (once, while the
  *   job has fewer than MAX_REPLICAS); after it, or when none can run, the buyer is shown the groups
@@ -36,6 +39,11 @@ export interface VerdictInput {
   readonly reexecuteFailed?: boolean
   /** A tie-break replica was already run (or tried) for this job. */
   readonly tieBroken: boolean
+  /**
+   * The agreement audit drew this job: replicas of a deterministic job that all agree are re-executed
+   * too (colluders who agree are caught only so), and the re-execution decides as for a split.
+   */
+  readonly auditAgreement?: boolean
 }
 
 export type Verdict =
@@ -56,7 +64,9 @@ export function replicaVerdict (input: VerdictInput): Verdict {
   const outcome = compareReplicas({ request: input.request, replicas: delivered.map((r) => r.provider), receipts: delivered.map((r) => r.receipt) })
   const { groups } = outcome
   const deterministic = isDeterministic(input.request.payload)
-  if (outcome.kind === 'majority' && (!deterministic || groups.length === 1)) {
+  // an agreement audit whose own run failed leaves the agreement to decide, as without the audit
+  const audited = deterministic && input.auditAgreement === true && input.reexecuteFailed !== true
+  if (outcome.kind === 'majority' && (!deterministic || (groups.length === 1 && !audited))) {
     return { kind: 'decided', by: 'majority', outputs: outcome.outputs.toString(), paid: outcome.matched, outvoted: outcome.mismatched, groups }
   }
   if (deterministic) {

@@ -14,6 +14,7 @@ import type { AuctionBid, AwardFields } from './award.js'
 import type { EvidenceRef } from './lifecycle-shared.js'
 import type { AwardEnding, RequesterJob, RequesterStatus } from './requester-lifecycle.js'
 import type { RankedBid } from './scoring.js'
+import type { AuditRecord, AuditStatus } from './result-audit.js'
 
 /** Events about one job carry its id; `now` is the only time the agent knows. */
 interface JobEventBase { now: number, job: string }
@@ -113,8 +114,15 @@ export type RequesterAgentEffect =
   /**
    * Re-run the (deterministic) job locally on the requester's own inputs, with the wasm executor's
    * determinism rules; answer `reexecuted` with the outputs manifest's CID, or `reexecute-failed`.
+   * `audit`: the run audits a past accepted result after a conviction (result-audit.ts), not a split.
    */
-  | { type: 'reexecute', job: string }
+  | { type: 'reexecute', job: string, audit?: true }
+  /**
+   * The retroactive audit of a past accepted result (result-audit.ts) changed: `status` and one line for
+   * the job's view (`disproved`: the re-execution shows the accepted output wrong; `suspect`: a
+   * non-deterministic result signed by a convicted provider). Settled payments are not taken back.
+   */
+  | { type: 'result-audited', job: string, status: AuditStatus, by: string, detail: string }
   /** A deterministic replica was shown wrong: build and publish a `wrong-output` fraud proof from its receipt (CID string). */
   | { type: 'publish-fraud-proof', job: string, subject: string, receipt: string }
   /** Something that did not apply (for a debug log). */
@@ -160,6 +168,8 @@ export interface AgentJobView {
   paid: number
   /** A replicated or spot-checked job: its replicas and their comparison. */
   replication?: ReplicationView
+  /** The retroactive audit after a conviction of one of its signers (result-audit.ts), once started. */
+  audit?: AuditRecord
 }
 
 /** One replica of a replicated (or spot-checked) job as the job view shows it. */

@@ -39,6 +39,8 @@ import {
   spotcheckDrawn, startSpotcheck, summarise, verificationOf, type ReplicaHost
 } from './replica-runs.js'
 import { awardKey, credits, note, short, type AgentJob, type Run } from './requester-agent-job.js'
+import { isDeterministic } from '../trust/fraud-proof.js'
+import { InvalidResultAuditParamsError, ResultAudits, createResultAuditParams, type AcceptedResult, type AuditStep, type ResultAuditParams } from './result-audit.js'
 import type { AgentJobView, RequesterAgentEffect, RequesterAgentEvent } from './requester-agent-types.js'
 
 export * from './requester-agent-types.js'
@@ -57,6 +59,13 @@ export interface RequesterTrustOptions {
   independence?: 'subnet' | 'peer'
   /** The 32-byte secret seed of the spotcheck draw (the daemon keeps it in the data dir); absent: no spotchecks. */
   spotcheckSeed?: Uint8Array
+  /**
+   * Share (per mille, 0 … 1000) of deterministic replicated jobs whose agreeing replicas are re-executed
+   * all the same (drawn with `spotcheckSeed`; default 0): two colluders that agree are caught only so.
+   */
+  agreementAuditPerMille?: number
+  /** Bounds of the retroactive audit after a conviction (result-audit.ts). */
+  audit?: Partial<ResultAuditParams>
 }
 
 /** Bidders' addresses kept from `bid-seen` (oldest dropped first). */
@@ -69,12 +78,21 @@ export class RequesterAgent implements ReplicaHost {
   readonly cluster?: ClusterLookup
   readonly networks?: NetworkLookup
   readonly spotcheckSeed?: Uint8Array
+  readonly agreementAuditPerMille?: number
+  /** The retroactive audits of this node's accepted results after convictions. */
+  readonly audits: ResultAudits
 
   constructor (readonly peerId: string, readonly params: MarketParams = defaultMarketParams, private readonly trust: RequesterTrustOptions = {}) {
     this.reputation = new Reputation(params.scoring, peerId)
     if (trust.cluster !== undefined) this.cluster = trust.cluster
     if (trust.independence === 'peer') this.networks = peerNetworks
     if (trust.spotcheckSeed !== undefined) this.spotcheckSeed = trust.spotcheckSeed
+    const share = trust.agreementAuditPerMille
+    if (share !== undefined) {
+      if (!Number.isFinite(share) || share < 0 || share > 1000) throw new InvalidResultAuditParamsError('agreementAuditPerMille', `expected a number in 0 … 1000, got ${String(share)}`)
+      this.agreementAuditPerMille = share
+    }
+    this.audits = new ResultAudits(createResultAuditParams(trust.audit))
   }
 
   /** A provider's addresses: those its bids came with and the lookup's (undefined: neither knows any). */
@@ -112,9 +130,15 @@ export class RequesterAgent implements ReplicaHost {
         })
         break
       case 'award-sealed': this.withJob(event.job, out, (job) => { this.onAwardSealed(job, event) }); break
-      case 'provider-convicted': this.onConvicted(event); break
-      case 'reexecuted': this.withJob(event.job, out, (job) => { onReexecuted(job, event.output, '', out) }); break
-      case 'reexecute-failed': this.withJob(event.job, out, (job) => { onReexecuted(job, undefined, event.detail, out) }); break
+      case 'provider-convicted': this.onConvicted(event, out); break
+      case 'reexecuted':
+        if (this.audits.isRunning(event.job)) this.carryAudit(this.audits.onReexecuted(event.job, event.output, this.convicted), out)
+        else this.withJob(event.job, out, (job) => { onReexecuted(job, event.output, '', out) })
+        break
+      case 'reexecute-failed':
+        if (this.audits.isRunning(event.job)) this.carryAudit(this.audits.onReexecuted(event.job, undefined, this.convicted, event.detail), out)
+        else this.withJob(event.job, out, (job) => { onReexecuted(job, undefined, event.detail, out) })
+        break
       default: this.withAttempt(event, out)
     }
     const id = event.type === 'job-submitted' || event.type === 'job-restored' || event.type === 'provider-convicted' ? undefined : event.type === 'bid-seen' ? event.bid.payload.job.toString() : event.job
@@ -151,13 +175,15 @@ export class RequesterAgent implements ReplicaHost {
     let paid = 0
     for (const c of j.committed.values()) paid += c
     const award = j.replication === undefined ? j.award : j.replication.slots.find((s) => s.award !== undefined)?.award
+    const audit = this.audits.recordOf(job)
     return {
       id: j.id,
       state: j.state,
       bids: j.bidViews.map((b) => ({ ...b })),
       ...(award !== undefined ? { award: { ...award } } : {}),
       paid,
-      ...(j.replication !== undefined ? { replication: replicationView(j.replication) } : {})
+      ...(j.replication !== undefined ? { replication: replicationView(j.replication) } : {}),
+      ...(audit !== undefined ? { audit } : {})
     }
   }
 
@@ -239,9 +265,37 @@ export class RequesterAgent implements ReplicaHost {
     out.push(note(job, 'bid', `bid ${credits(e.bid.payload.price)}/GPU-h (${e.model}, ${e.region})`, e.bid.signer))
   }
 
-  /** A verified fraud proof: the provider scores 0 and decideAward screens its bids out (CONVICTED). */
-  private onConvicted (e: Extract<RequesterAgentEvent, { type: 'provider-convicted' }>): void {
+  /**
+   * A verified fraud proof: the provider scores 0 and decideAward screens its bids out (CONVICTED); the
+   * results it signed that this node accepted are revisited (result-audit.ts), once per conviction.
+   */
+  private onConvicted (e: Extract<RequesterAgentEvent, { type: 'provider-convicted' }>, out: RequesterAgentEffect[]): void {
+    const before = this.convicted(e.provider)
     this.reputation.convict(e.provider, e.proof)
+    if (before) return
+    this.carryAudit(this.audits.onConvicted(e.provider, this.acceptedResults()), out)
+  }
+
+  /** Every result this node accepted: the outputs of a settled job and the receipts paid for them. */
+  private * acceptedResults (): Generator<AcceptedResult> {
+    for (const job of this.jobs.values()) {
+      if (job.state.status !== 'settled') continue
+      const runs = job.replication === undefined ? [job] : job.replication.slots.filter((s) => s.verdict === 'matched' && s.state.status === 'settled')
+      const signers = runs.flatMap((r) => r.receipt === undefined ? [] : [{ provider: r.receipt.signer, receipt: r.receipt.cid.toString(), outputs: r.receipt.payload.outputs.toString() }])
+      const first = signers[0]
+      if (first === undefined) continue
+      yield { job: job.id, deterministic: isDeterministic(job.request), outputs: first.outputs, signers: signers.filter((s) => s.outputs === first.outputs).map(({ provider, receipt }) => ({ provider, receipt })) }
+    }
+  }
+
+  /** An audit step's effects: the re-executions to start, the proofs to publish, the views changed. */
+  private carryAudit (step: AuditStep, out: RequesterAgentEffect[]): void {
+    for (const { job, record } of step.changed) {
+      out.push({ type: 'note', job, kind: `audit-${record.status}`, text: record.detail, peer: record.by })
+      out.push({ type: 'result-audited', job, status: record.status, by: record.by, detail: record.detail })
+    }
+    for (const job of step.start) out.push({ type: 'reexecute', job, audit: true })
+    for (const p of step.prove) out.push({ type: 'publish-fraud-proof', job: p.job, subject: p.subject, receipt: p.receipt })
   }
 
   private keepAddrs (peer: string, addrs: readonly string[]): void {

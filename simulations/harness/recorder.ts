@@ -36,7 +36,13 @@ export interface ReceiptRecord { job: string, provider: string, outputs: string,
  * A requester's own run of `job` to verify (issue 11): `reexecute` settles its replicas' split, `proof-check`
  * checks a `wrong-output` fraud proof against `subject` before convicting it.
  */
-export interface VerificationRunRecord { job: string, node: string, kind: 'reexecute' | 'proof-check', gpuSeconds: number, at: number, subject?: string }
+export interface VerificationRunRecord { job: string, node: string, kind: 'reexecute' | 'proof-check' | 'audit', gpuSeconds: number, at: number, subject?: string }
+/**
+ * The retroactive audit of a requester's past accepted result changed (protocol/market/result-audit.ts):
+ * `disproved` — its re-execution shows the accepted output wrong; `suspect` — a non-deterministic result
+ * signed by the convicted `by`; `queued`, `auditing`, `confirmed`, `unaudited`, `failed` otherwise.
+ */
+export interface AuditRecord { job: string, requester: string, status: string, by: string, at: number }
 /** `node` convicted `provider` on a verified fraud proof (`proof`: its id). */
 export interface ConvictionRecord { node: string, provider: string, proof: string, job: string, at: number }
 /**
@@ -79,6 +85,7 @@ export class Recorder implements Traffic {
   readonly acceptances: AcceptanceRecord[] = []
   readonly verificationRuns: VerificationRunRecord[] = []
   readonly convictions: ConvictionRecord[] = []
+  readonly audits: AuditRecord[] = []
   readonly trace: string[] = []
   private readonly byJob = new Map<string, Count>()
 
@@ -151,6 +158,10 @@ export class Recorder implements Traffic {
 
   convicted (c: ConvictionRecord): void {
     this.convictions.push(c)
+  }
+
+  audited (a: AuditRecord): void {
+    this.audits.push(a)
   }
 
   accepted (a: AcceptanceRecord): void {

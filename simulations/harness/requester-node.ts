@@ -18,7 +18,7 @@ import { EVIDENCE_TOPIC } from '../../protocol/constants.js'
 import { jobTopics, providerTopics } from '../../protocol/discovery.js'
 import type { Award } from '../../protocol/messages/award.js'
 import type { JobRequest } from '../../protocol/messages/job-request.js'
-import { RequesterAgent, type RequesterAgentEffect, type RequesterAgentEvent } from '../../protocol/market/requester-agent.js'
+import { RequesterAgent, type RequesterAgentEffect, type RequesterAgentEvent, type RequesterTrustOptions } from '../../protocol/market/requester-agent.js'
 import type { Message, StreamEnd } from './bus.js'
 import { peerIdOf } from './ids.js'
 import { bodyOf, message, openedForAgent, type FraudProofBody, type Opened } from './messages.js'
@@ -45,6 +45,8 @@ export interface RequesterNodeSpec {
   behaviour?: RequesterBehaviour
   /** Take gossiped payments and failure reports into the reputation view (the daemon does; default off, as before the trust layer). */
   evidence?: boolean
+  /** The agent's trust options (the agreement audit's share and seed, the retroactive audit's bounds). */
+  trust?: RequesterTrustOptions
 }
 
 /** The gossiped kinds the daemon hands its reputation view (node/market/market.ts REPUTATION_KINDS; the harness sends no probe results). */
@@ -83,7 +85,7 @@ export class RequesterNode {
   constructor (private readonly world: World, readonly name: string, readonly spec: RequesterNodeSpec) {
     this.peerId = peerIdOf(name)
     this.behaviour = spec.behaviour ?? {}
-    this.agent = new RequesterAgent(this.peerId, world.params)
+    this.agent = new RequesterAgent(this.peerId, world.params, spec.trust)
     this.verifier = new RequesterVerifier(world, this.peerId, (e) => { this.feed(e) }, (p) => this.agent.reputation.convictionOf(p) !== undefined)
     world.bus.join(this.peerId, spec.region, spec.country)
     for (const topic of providerTopics(spec.region)) this.subscribe(topic)
@@ -204,7 +206,10 @@ export class RequesterNode {
         return
       }
       case 'fetch-outputs': return this.fetchOutputs(effect.job, effect.attempt, effect.provider)
-      case 'reexecute': return this.verifier.reexecute(effect.job)
+      case 'reexecute': return this.verifier.reexecute(effect.job, effect.audit === true ? 'audit' : 'reexecute')
+      case 'result-audited':
+        this.world.recorder.audited({ job: effect.job, requester: this.peerId, status: effect.status, by: effect.by, at: now })
+        return
       case 'publish-fraud-proof': {
         const receipt = [...this.jobs.get(effect.job)?.attempts.values() ?? []].flatMap((m) => [...m.values()]).find((a) => a.receipt?.opened.cid.toString() === effect.receipt)?.receipt?.opened
         if (receipt === undefined) return this.world.recorder.note(`${this.name} no receipt ${effect.receipt} to prove ${effect.subject} wrong`)

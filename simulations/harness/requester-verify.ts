@@ -9,6 +9,8 @@
  * - `publish-fraud-proof`: the trust layer signs a `wrong-output` proof only once its own run shows the
  *   receipt wrong: a job this node re-executed is not run again; any other is (counted). Then it gossips the
  *   proof on the evidence topic and convicts the subject here.
+ * - `reexecute` with `audit`: the same run, for the retroactive audit of a past accepted result after a
+ *   conviction (protocol/market/result-audit.ts), counted as an `audit` run.
  * - A proof heard: a `wrong-output` proof is checked by re-executing its job (counted, once per node), then
  *   the subject is convicted (`provider-convicted`). As the daemon's FraudVerifier, a node that has convicted
  *   the subject already, or is checking a proof against it, does not check another (one run per subject).
@@ -21,6 +23,7 @@ import { message, type FraudProofBody, type Opened } from './messages.js'
 import { trueOutput } from './outputs.js'
 import { header } from './payloads.js'
 import type { World } from './world.js'
+import type { VerificationRunRecord } from './recorder.js'
 
 /** A fraud proof is valid this long (as the evidence the daemon signs). */
 const PROOF_LIFETIME_MS = 30 * 24 * 3_600_000 - 1
@@ -38,9 +41,9 @@ export class RequesterVerifier {
     private readonly convicted: (provider: string) => boolean
   ) {}
 
-  /** Re-run `job` here; answer `reexecuted` with its true output once the run is done. */
-  reexecute (job: string): void {
-    this.run(job, 'reexecute', undefined, () => {
+  /** Re-run `job` here (`audit`: a past accepted result, after a conviction); answer `reexecuted` with its true output once the run is done. */
+  reexecute (job: string, kind: 'reexecute' | 'audit' = 'reexecute'): void {
+    this.run(job, kind, undefined, () => {
       this.reexecuted.add(job)
       this.feed({ type: 'reexecuted', now: this.world.scheduler.now(), job, output: trueOutput(job).toString() })
     })
@@ -83,7 +86,7 @@ export class RequesterVerifier {
   }
 
   /** Run `job` on this node for its run time (its GPUs' seconds counted), then `then`. */
-  private run (job: string, kind: 'reexecute' | 'proof-check', subject: string | undefined, then: () => void): void {
+  private run (job: string, kind: VerificationRunRecord['kind'], subject: string | undefined, then: () => void): void {
     const ex = this.world.execution(job, this.peerId)
     const gpus = this.world.jobs.get(job)?.payload.resources.gpus ?? 1
     const now = this.world.scheduler.now()

@@ -6,6 +6,7 @@
  * awarded, for its duration. The outcome of every job and every node is read back from the recorder
  * (awards, run starts, both ledgers, endings) — nothing here decides anything the agents decide.
  */
+import { sha256 } from '../../crypto/index.js'
 import type { MarketParamsInit } from '../../protocol/market/params.js'
 import type { OwnerHold } from '../../protocol/market/provider-agent-types.js'
 import { HOUR_MS } from '../../protocol/limits.js'
@@ -63,6 +64,11 @@ export interface MarketRunOptions {
   verification?: Verification
   /** Every renter's job runs on this executor (default `process`; `wasm` is deterministic: re-execution and fraud proofs apply). */
   executor?: 'process' | 'wasm'
+  /**
+   * The renters re-execute this share (per mille) of their deterministic replicated jobs whose replicas
+   * agree (RequesterTrustOptions.agreementAuditPerMille; each renter's draw seed from its name). Default 0.
+   */
+  agreementAuditPerMille?: number
   /** The renters' reputation views take others' gossiped payments and failure reports (requester-node.ts `evidence`; default off). */
   evidence?: boolean
   /** The multiaddrs each node's ad lists (default none). */
@@ -188,7 +194,9 @@ export function runMarket (workload: Workload, options: MarketRunOptions): Marke
     const key = job.region ?? 'global'
     let r = renters.get(key)
     if (r === undefined) {
-      r = h.requester(`renter-${key}`, { region: job.region ?? workload.fleet[0]?.region ?? 'global', ...(options.evidence === true ? { evidence: true } : {}) })
+      const share = options.agreementAuditPerMille ?? 0
+      const trust = share > 0 ? { trust: { agreementAuditPerMille: share, spotcheckSeed: sha256(new TextEncoder().encode(`gpumesh-sim/renter-seed/${key}`)) } } : {}
+      r = h.requester(`renter-${key}`, { region: job.region ?? workload.fleet[0]?.region ?? 'global', ...(options.evidence === true ? { evidence: true } : {}), ...trust })
       renters.set(key, r)
     }
     return r

@@ -83,3 +83,78 @@ export function verificationMeasures (recorder: Pick<Recorder, 'acceptances' | '
     replicatedJobs: replicated.size
   }
 }
+
+/** What the retroactive audits after convictions (protocol/market/result-audit.ts) found in a run. */
+export interface AuditMeasures {
+  /** Jobs whose accepted result a requester's audit disproved (each job once, however often it was recorded). */
+  disproved: number
+  /** Of the jobs with a wrong output accepted, those disproved afterwards (the buyer was told). */
+  wrongDisproved: number
+  /** Jobs marked suspect (non-deterministic, signed by a convicted provider). */
+  suspect: number
+  /** Audit re-executions run and their GPU-seconds (part of gpuSecondsVerifying). */
+  auditRuns: number
+  gpuSecondsAuditing: number
+}
+
+export function auditMeasures (recorder: Pick<Recorder, 'acceptances' | 'audits' | 'verificationRuns'>, jobs: readonly string[]): AuditMeasures {
+  const wrong = new Set(jobVerdicts(recorder, jobs).filter((v) => v.wrongAccepted).map((v) => v.job))
+  const disproved = new Set(recorder.audits.filter((a) => a.status === 'disproved').map((a) => a.job))
+  const suspect = new Set(recorder.audits.filter((a) => a.status === 'suspect').map((a) => a.job))
+  const runs = recorder.verificationRuns.filter((r) => r.kind === 'audit')
+  return {
+    disproved: disproved.size,
+    wrongDisproved: [...disproved].filter((j) => wrong.has(j)).length,
+    suspect: suspect.size,
+    auditRuns: runs.length,
+    gpuSecondsAuditing: runs.reduce((s, r) => s + r.gpuSeconds, 0)
+  }
+}
+
+/** One window of a run's accepted jobs, in the order they were accepted. */
+export interface AcceptanceWindow {
+  /** Time of the window's first and last acceptance, ms from the run's first acceptance. */
+  fromMs: number
+  toMs: number
+  accepted: number
+  wrongAccepted: number
+  wrongShare: number | null
+  /** Distinct providers convicted by any node by the window's last acceptance. */
+  convictedBy: number
+}
+
+/**
+ * The run's accepted jobs (a job at its last acceptance) split into `windows` windows of equal counts
+ * (the first ones take the remainder), with the wrong share in each and the convictions so far: the
+ * conviction curve, and in the last window the steady state.
+ */
+export function acceptanceWindows (recorder: Pick<Recorder, 'acceptances' | 'convictions'>, jobs: readonly string[], windows: number): AcceptanceWindow[] {
+  if (!Number.isInteger(windows) || windows < 1) throw new RangeError(`windows: expected an integer ≥ 1, got ${windows}`)
+  const wanted = new Set(jobs)
+  const at = new Map<string, number>()
+  for (const a of recorder.acceptances) if (wanted.has(a.job)) at.set(a.job, Math.max(at.get(a.job) ?? -Infinity, a.at))
+  const verdict = new Map(jobVerdicts(recorder, [...at.keys()]).map((v) => [v.job, v.wrongAccepted]))
+  const order = [...at.entries()].sort((x, y) => x[1] - y[1] || (x[0] < y[0] ? -1 : 1))
+  const first = order[0]?.[1] ?? 0
+  const conviction = new Map<string, number>()
+  for (const c of recorder.convictions) conviction.set(c.provider, Math.min(conviction.get(c.provider) ?? Infinity, c.at))
+  const out: AcceptanceWindow[] = []
+  const n = Math.min(windows, order.length)
+  let start = 0
+  for (let w = 0; w < n; w++) {
+    const size = Math.floor(order.length / n) + (w < order.length % n ? 1 : 0)
+    const slice = order.slice(start, start + size)
+    start += size
+    const wrong = slice.filter(([job]) => verdict.get(job) === true).length
+    const toAt = slice[slice.length - 1]?.[1] ?? first
+    out.push({
+      fromMs: (slice[0]?.[1] ?? first) - first,
+      toMs: toAt - first,
+      accepted: slice.length,
+      wrongAccepted: wrong,
+      wrongShare: slice.length > 0 ? wrong / slice.length : null,
+      convictedBy: [...conviction.values()].filter((t) => t <= toAt).length
+    })
+  }
+  return out
+}

@@ -151,6 +151,14 @@ describe('fraud proofs between real daemons: a wrong output is caught, the proof
     assert.equal(verify.code, 1, `${verify.stdout}\n${verify.stderr}`)
     assert.match(verify.stdout, new RegExp(`WRONG OUTPUT — provider ${cheaterId}`))
     assert.match(verify.stdout, /fraud proof bafy\w+ \(wrong-output\) published/)
+    // the conviction audits the late node's settled results the cheater signed: this one, re-executed, is shown disproved
+    const audited = await eventually('the job\'s audit', async () => {
+      const s = await late.json<JobView>(['job', 'status', view.id])
+      return s.audit?.status === 'disproved' ? s : undefined
+    }, 60_000)
+    assert.equal(audited.audit?.by, cheaterId)
+    assert.match(audited.audit?.detail ?? '', /result disproved.*cannot be taken back/)
+    assert.equal(audited.status, 'settled', 'a settled payment is final: the job stays settled')
     const json = await late.cli(['job', 'verify', view.id, '--json'], 120_000)
     assert.equal(json.code, 1)
     const result = JSON.parse(json.stdout) as JobVerifyView

@@ -10,7 +10,7 @@ import type { CID } from '../../crypto/index.js'
 import { EVIDENCE_TOPIC } from '../../protocol/constants.js'
 import type { Receipt } from '../../protocol/messages/settlement.js'
 import { Harness, colludedOutput, counterCid, credits, message, trueOutput, type FraudProofBody, type JobSpec } from '../../simulations/harness/index.js'
-import { verificationMeasures } from '../../simulations/scenarios/verification-measures.js'
+import { acceptanceWindows, auditMeasures, verificationMeasures } from '../../simulations/scenarios/verification-measures.js'
 import { MIN, assertSettledBooks, awardsOf, ending, peer } from './setup.js'
 
 const FLOORS: Record<string, number> = { a: 2, b: 2.5, c: 3, d: 3.5 }
@@ -124,6 +124,73 @@ describe('scenario: replicate 2 against a colluding cheater (issue 11)', () => {
     assert.deepEqual(awardsOf(h, job).map((a) => a.provider).sort(), [peer('a'), peer('b')])
     assert.deepEqual(h.recorder.acceptances.map((x) => x.outputs), [colludedOutput(job).toString(), colludedOutput(job).toString()])
     assert.deepEqual([h.recorder.convictions.length, h.recorder.verificationRuns.length], [0, 0])
+  })
+
+  it('two colluders agreed; once one is convicted the buyer re-executes that job, disproves it and proves the other wrong, which both requesters convict', () => {
+    const h = fleet(['a', 'b'])
+    const [job] = sequential(h, 1, REPLICATE_WASM) as [string]
+    const buyer = h.requesters.get('buyer')!
+    // a is convicted elsewhere (its proof reaches the buyer): the buyer's audit starts
+    h.at(h.scheduler.now() + MIN, () => { buyer.feed({ type: 'provider-convicted', now: h.scheduler.now(), provider: peer('a'), proof: 'bafy-elsewhere' }) })
+    h.runUntilQuiet()
+    assert.deepEqual(h.recorder.audits.map((x) => [x.job, x.status, x.by]), [[job, 'auditing', peer('a')], [job, 'disproved', peer('a')]])
+    assert.equal(buyer.agent.view(job)?.audit?.status, 'disproved')
+    // one audit run at the buyer, then other checks the proof against b with its own run
+    assert.deepEqual(h.recorder.verificationRuns.map((r) => [r.node, r.kind, r.subject ?? '']), [[peer('buyer'), 'audit', ''], [peer('other'), 'proof-check', peer('b')]])
+    assert.deepEqual(h.recorder.convictions.map((c) => [c.node, c.provider]), [[peer('buyer'), peer('b')], [peer('other'), peer('b')]])
+    // the books: still one wrong result accepted (paid, final), disproved once
+    const m = verificationMeasures(h.recorder, [job])
+    assert.deepEqual([m.accepted, m.wrongAccepted], [1, 1])
+    assert.deepEqual(auditMeasures(h.recorder, [job]), { disproved: 1, wrongDisproved: 1, suspect: 0, auditRuns: 1, gpuSecondsAuditing: 300 })
+    // a later job goes to neither colluder at the buyer
+    const [next] = sequential(h, 1, REPLICATE_WASM) as [string]
+    assert.deepEqual(awardsOf(h, next).map((a) => a.provider).sort(), [peer('c'), peer('d')])
+  })
+
+  it('the agreement audit (1000 ‰) catches two colluders that agree: nobody paid, both convicted', () => {
+    const h = new Harness({ seed: 21 })
+    Object.entries(FLOORS).forEach(([name, floor], i) => {
+      h.provider(name, { region: 'eu-west', gpus: { h100: 1 }, floor: credits(floor), addrs: [`/ip4/20.${i}.0.1/tcp/4001`], ...(['a', 'b'].includes(name) ? { behaviour: { collude: true } } : {}) })
+    })
+    h.requester('buyer', { region: 'eu-west', trust: { spotcheckSeed: new Uint8Array(32).fill(1), agreementAuditPerMille: 1000 } })
+    h.requester('other', { region: 'eu-west' })
+    const [job] = sequential(h, 1, REPLICATE_WASM) as [string]
+    assert.equal(h.recorder.acceptances.filter((x) => x.job === job).length, 0)
+    assert.deepEqual([...new Set(h.recorder.convictions.map((c) => c.provider))].sort(), [peer('a'), peer('b')].sort())
+    assert.equal(h.recorder.verificationRuns.filter((r) => r.node === peer('buyer')).map((r) => r.kind)[0], 'reexecute')
+  })
+
+  it('the conviction curve: windows of equal counts in the order accepted, each wrong job once, convictions by each window\'s end', () => {
+    const acceptances = [
+      { job: 'j1', requester: 'r', provider: 'p', attempt: 1, outputs: 'x', at: 10 },
+      { job: 'j2', requester: 'r', provider: 'p', attempt: 1, outputs: 'x', at: 20 },
+      { job: 'j3', requester: 'r', provider: 'p', attempt: 1, outputs: 'x', at: 30 },
+      { job: 'j3', requester: 'r', provider: 'q', attempt: 1, outputs: 'x', at: 31 }
+    ]
+    // the outputs are not the jobs' true outputs (trueOutput of a non-CID id would throw): use real ids
+    const ids = [1, 2, 3].map((n) => counterCid('job', n).toString())
+    const rec = {
+      acceptances: acceptances.map((a) => ({ ...a, job: ids[Number(a.job.slice(1)) - 1]!, outputs: a.job === 'j2' ? trueOutput(ids[1]!).toString() : colludedOutput(ids[Number(a.job.slice(1)) - 1]!).toString() })),
+      convictions: [{ node: 'r', provider: 'p', proof: 'x', job: ids[0]!, at: 25 }, { node: 's', provider: 'p', proof: 'y', job: ids[0]!, at: 26 }]
+    }
+    const w = acceptanceWindows(rec, ids, 2)
+    assert.deepEqual(w.map((x) => [x.accepted, x.wrongAccepted, x.convictedBy, x.fromMs, x.toMs]), [[2, 1, 0, 0, 10], [1, 1, 1, 21, 21]])
+    assert.equal(acceptanceWindows(rec, ids, 10).length, 3, 'no more windows than accepted jobs')
+    assert.deepEqual(acceptanceWindows({ acceptances: [], convictions: [] }, ids, 5), [])
+    assert.throws(() => acceptanceWindows(rec, ids, 0), RangeError)
+  })
+
+  it('the audit books: a result disproved twice (two records) is one disproved job; a suspect one is no wrong disproved', () => {
+    const ids = [1, 2].map((n) => counterCid('job', n).toString())
+    const rec = {
+      acceptances: [{ job: ids[0]!, requester: 'r', provider: 'p', attempt: 1, outputs: colludedOutput(ids[0]!).toString(), at: 1 }, { job: ids[1]!, requester: 'r', provider: 'p', attempt: 1, outputs: trueOutput(ids[1]!).toString(), at: 2 }],
+      audits: [
+        { job: ids[0]!, requester: 'r', status: 'disproved', by: 'p', at: 3 }, { job: ids[0]!, requester: 'r', status: 'disproved', by: 'q', at: 4 },
+        { job: ids[1]!, requester: 'r', status: 'suspect', by: 'p', at: 3 }, { job: ids[1]!, requester: 'r', status: 'suspect', by: 'p', at: 5 }
+      ],
+      verificationRuns: [{ job: ids[0]!, node: 'r', kind: 'audit' as const, gpuSeconds: 60, at: 3 }, { job: ids[0]!, node: 'r', kind: 'reexecute' as const, gpuSeconds: 60, at: 1 }]
+    }
+    assert.deepEqual(auditMeasures(rec, ids), { disproved: 1, wrongDisproved: 1, suspect: 1, auditRuns: 1, gpuSecondsAuditing: 60 })
   })
 
   it('a process job\'s split is not re-executed: a tie-break replica outvotes the cheater, with no fraud proof', () => {

@@ -29,8 +29,8 @@ describe('simulations: the cheaters scenario', function () {
   }
 
   it('runs gpumesh without cheaters, with them under none and under replicate 2, the central bound and the old way', () => {
-    assert.deepEqual(r.runs.map((x) => x.strategy), ['gpumesh', 'gpumesh+cheaters', 'gpumesh+cheaters+replicate-2', 'gpumesh+cheaters+replicate-2-wasm', 'central', 'old-way'])
-    assert.deepEqual(rows.map((x) => x.run), ['gpumesh', 'gpumesh+cheaters', 'gpumesh+cheaters+replicate-2', 'gpumesh+cheaters+replicate-2-wasm'])
+    assert.deepEqual(r.runs.map((x) => x.strategy), ['gpumesh', 'gpumesh+cheaters', 'gpumesh+cheaters+replicate-2', 'gpumesh+cheaters+replicate-2-wasm', 'gpumesh+cheaters+replicate-2-wasm-audit', 'central', 'old-way'])
+    assert.deepEqual(rows.map((x) => x.run), ['gpumesh', 'gpumesh+cheaters', 'gpumesh+cheaters+replicate-2', 'gpumesh+cheaters+replicate-2-wasm', 'gpumesh+cheaters+replicate-2-wasm-audit'])
   })
 
   it('counts as wrong exactly the completed jobs a cheater ran last, and none without cheaters', () => {
