@@ -88,9 +88,12 @@ export class EvidenceHistory {
     }
     const irrelevant = servedRefusal(request, message.kind, message.payload as unknown as Record<string, unknown>, message.signer)
     if (irrelevant !== undefined) return { taken: false, reason: irrelevant, fault: true }
-    // held already (kept before a restart, or heard on gossip): nothing to do, nobody's fault
+    // kept already (from gossip, an earlier answer, before a restart): nothing to do, nobody's fault.
+    // Seen on gossip but not kept (refused there as IRRELEVANT: this node had not asked then) is taken now.
     const kept = await this.options.store.getEnvelope(message.cid.toString()).catch(() => undefined)
-    if (kept !== undefined || !this.options.gossip.markSeen(message)) return { taken: false, reason: 'KNOWN', fault: false }
+    if (kept !== undefined) return { taken: false, reason: 'KNOWN', fault: false }
+    // a copy arriving on gossip from now on is a replay there
+    this.options.gossip.markSeen(message)
     const refusal = this.options.admit(message, request.q === 'subject' ? request.subject : undefined)
     // a proof that fails §5.9 was served as evidence: the server's fault; busy, pending or known are not
     if (refusal === ProofRefusal.INVALID) return { taken: false, reason: refusal, fault: true }

@@ -51,7 +51,13 @@ export class HistorySync {
   /** A provider was met (it bid on this node's job): ask about it unless this node knows it already. */
   providerMet (peer: string): void {
     if (!this.started || this.options.knows(peer)) return
-    void this.speakers().then((peers) => { this.run(this.asker.onStranger(peer, peers, this.options.now())) })
+    void this.speakers().then((peers) => { this.askAbout(peer, peers) })
+  }
+
+  /** Ask some of `peers` (as the asker chooses) what they hold on `subject`, in the background. */
+  askAbout (subject: string, peers: readonly string[]): void {
+    if (!this.started) return
+    this.run(this.asker.onStranger(subject, peers, this.options.now()))
   }
 
   /** Wait until no ask is out (tests). */
