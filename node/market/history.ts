@@ -6,6 +6,7 @@
  * proof, the same verifier — with one difference: it is relevant because this node asked about its
  * subject. What the server sent that was not asked for, or that fails §6 or §5.9, is its fault.
  */
+import { BoundedCache } from '../../crypto/index.js'
 import {
   MessageRejectedError, RejectReason, openMessage, type OpenedMessage, type SealedMessage
 } from '../../protocol/index.js'
@@ -40,7 +41,13 @@ export interface EvidenceHistoryOptions {
   deliver: (message: OpenedMessage<EvidenceKind>) => void
 }
 
+/** Envelopes taken from answers that are remembered (a wrong-output proof is not kept until it verifies). */
+const TAKEN_REMEMBERED = 10_000
+
 export class EvidenceHistory {
+  /** Envelopes taken from answers (payload CIDs): a second server's copy is KNOWN, not charged twice. */
+  private readonly taken = new BoundedCache<string, true>(TAKEN_REMEMBERED)
+
   constructor (private readonly options: EvidenceHistoryOptions) {}
 
   /** Index an envelope kept in the store (`signer`: who signed it) under each peer it concerns. Never throws. */
@@ -90,15 +97,23 @@ export class EvidenceHistory {
     if (irrelevant !== undefined) return { taken: false, reason: irrelevant, fault: true }
     // kept already (from gossip, an earlier answer, before a restart): nothing to do, nobody's fault.
     // Seen on gossip but not kept (refused there as IRRELEVANT: this node had not asked then) is taken now.
-    const kept = await this.options.store.getEnvelope(message.cid.toString()).catch(() => undefined)
-    if (kept !== undefined) return { taken: false, reason: 'KNOWN', fault: false }
+    const id = message.cid.toString()
+    if (this.taken.get(id) !== undefined) return { taken: false, reason: 'KNOWN', fault: false }
+    const kept = await this.options.store.getEnvelope(id).catch(() => undefined)
+    // (checked again after the await: another answer's copy may have been taken meanwhile; from here on all is synchronous)
+    if (kept !== undefined || this.taken.get(id) !== undefined) return { taken: false, reason: 'KNOWN', fault: false }
     // a copy arriving on gossip from now on is a replay there
     this.options.gossip.markSeen(message)
     const refusal = this.options.admit(message, request.q === 'subject' ? request.subject : undefined)
     // a proof that fails §5.9 was served as evidence: the server's fault; busy, pending or known are not
     if (refusal === ProofRefusal.INVALID) return { taken: false, reason: refusal, fault: true }
-    if (refusal === ProofRefusal.PENDING) return { taken: true, reason: refusal, fault: false }
+    if (refusal === ProofRefusal.PENDING) {
+      this.taken.set(id, true)
+      return { taken: true, reason: refusal, fault: false }
+    }
+    // refused by a budget or a busy verifier: another server's copy may be taken later
     if (refusal !== undefined) return { taken: false, reason: refusal, fault: false }
+    this.taken.set(id, true)
     this.options.deliver(message)
     return { taken: true, fault: false }
   }

@@ -70,10 +70,16 @@ describe('/gpumesh/history/1.0.0 (in-process)', function () {
     try {
       await until('the late joiner to convict', () => late.market!.requester.convicted(CHEAT.peerId))
       assert.equal(late.market!.requester.agent.reputation.convictionOf(CHEAT.peerId), proof.cid.toString())
-      assert.equal(late.market!.historySync.asker.convictionAnswers >= 1, true)
+      // (the answer is counted once all its envelopes are taken, the conviction kept just after it is made)
+      await until('the answer to be counted', () => late.market!.historySync.asker.convictionAnswers >= 1 ? true : undefined)
       // kept: a restart keeps it, and the late joiner now serves it in turn
-      const served = await late.market!.history.page({ v: 1, q: 'convicted', limit: 32 })
+      const served = await until('the late joiner to serve it', async () => {
+        const page = await late.market!.history.page({ v: 1, q: 'convicted', limit: 32 })
+        return page.envelopes.length > 0 ? page : undefined
+      })
       assert.deepEqual(served.envelopes.map((b) => openMessage(b, 'fraud-proof', { now: Date.now() }).cid.toString()), [proof.cid.toString()])
+      // the server kept the proof itself: served back to it, it is KNOWN (nobody's fault, not charged again)
+      assert.deepEqual(await server.market!.history.take(proof.bytes, { v: 1, q: 'convicted', limit: 32 }, late.identity.peerId), { taken: false, reason: 'KNOWN', fault: false })
       // and the subject's own history at the server starts with the proof
       const page = await server.market!.history.page(ask(CHEAT.peerId))
       assert.equal(page.envelopes.length, 1)
