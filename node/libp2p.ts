@@ -17,9 +17,10 @@ import { tcp } from '@libp2p/tcp'
 import { webSockets } from '@libp2p/websockets'
 import type { Datastore } from 'interface-datastore'
 import { createLibp2p, type Libp2p } from 'libp2p'
-import { EVIDENCE_TOPIC, PROTOCOLS, providerTopics } from '../protocol/index.js'
+import { EVIDENCE_TOPIC, PROTOCOLS, gossipMessageId, providerTopics } from '../protocol/index.js'
 import type { Config } from './config/schema.js'
 import { GOSSIP_MAX_RPC_BYTES, countDroppedRpcs } from './gossip-limits.js'
+import { libp2pLogger } from './libp2p-logger.js'
 import { silentLoggers, type Logger } from './logger.js'
 import type { NodeMetrics } from './metrics.js'
 import { GOSSIP_SCORE_THRESHOLDS, gossipScoreParams } from './peer-score.js'
@@ -90,6 +91,11 @@ export async function buildLibp2p (options: BuildOptions): Promise<GpumeshLibp2p
     }),
     pubsub: gossipsub({
       allowPublishToZeroTopicPeers: true,
+      // every message is a gpumesh signed envelope, checked by the topic validators: gossipsub signs nothing
+      // more, and names a message by the SHA-256 of its topic and bytes (protocol/README.md §7.6). No
+      // fastMsgIdFn: a cheaper id that collides would let a peer get an honest message dropped as a duplicate.
+      globalSignaturePolicy: 'StrictNoSign',
+      msgIdFn: (message) => gossipMessageId(message.topic, message.data),
       // RPCs are read whole before validation: refuse (and count) any over what gpumesh can send
       maxInboundDataLength: GOSSIP_MAX_RPC_BYTES,
       // bootstrap peers hand pruned peers to others, so late joiners still find a mesh
@@ -124,10 +130,15 @@ export async function buildLibp2p (options: BuildOptions): Promise<GpumeshLibp2p
       allow: config.connections.allow
     },
     ...(options.datastore !== undefined ? { datastore: options.datastore } : {}),
-    ...(options.logger !== undefined ? { logger: options.logger } : {}),
+    // libp2p's debug logs cost CPU per stream even when off: silent unless DEBUG names something (node/libp2p-logger.ts)
+    ...withLogger(options.logger ?? libp2pLogger(process.env.DEBUG)),
     services: services as any
   })
   const built = node as unknown as GpumeshLibp2p
   countDroppedRpcs(built.services.pubsub, options.metrics, options.log ?? silentLoggers.forComponent('gossip'))
   return built
+}
+
+function withLogger (logger: ComponentLogger | undefined): { logger?: ComponentLogger } {
+  return logger !== undefined ? { logger } : {}
 }

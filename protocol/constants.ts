@@ -3,7 +3,7 @@
  * capability keys for the DHT, and the defaults that bound message freshness. Change a value here and
  * the protocol version changes with it.
  */
-import { cidOfRaw, type CID } from '../crypto/index.js'
+import { cidOfRaw, encodeVarint, sha256, type CID } from '../crypto/index.js'
 
 /** Version of every payload schema (`v` field). */
 export const PROTOCOL_VERSION = 1
@@ -35,6 +35,26 @@ export const EVIDENCE_TOPIC = `${TOPIC_PREFIX}/evidence`
 /** Gossip topic carrying jobs, bids and awards for `region` (top-level region, or `global`). */
 export function marketTopic (region: string = GLOBAL_MARKET): string {
   return `${TOPIC_PREFIX}/market/${region}`
+}
+
+/**
+ * The gossipsub message id of a message gossiped on `topic` (protocol/README.md §7.6): the SHA-256 digest
+ * (32 bytes) of varint(byte length of the UTF-8 topic) ‖ topic ‖ data, where data is the signed envelope's
+ * bytes. Gossip runs with gossipsub's `StrictNoSign` policy (no `from`, `seqno`, `signature` or `key` in a
+ * message), because every message is already a signed envelope: gossipsub's own signature was a second
+ * Ed25519 signature made and checked on every copy. The id is content addressed, so one envelope relayed by
+ * many peers has one id everywhere; the topic is in it because the same envelope goes out on several topics
+ * (a job on its region's topic and on `global`), and gossipsub's seen cache, which ignores topics, would
+ * otherwise refuse the second publish as a duplicate.
+ */
+export function gossipMessageId (topic: string, data: Uint8Array): Uint8Array {
+  const name = new TextEncoder().encode(topic)
+  const prefix = encodeVarint(name.byteLength)
+  const bytes = new Uint8Array(prefix.byteLength + name.byteLength + data.byteLength)
+  bytes.set(prefix, 0)
+  bytes.set(name, prefix.byteLength)
+  bytes.set(data, prefix.byteLength + name.byteLength)
+  return sha256(bytes)
 }
 
 /** Clock skew tolerated between peers before a message counts as future-dated. */

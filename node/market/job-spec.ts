@@ -88,6 +88,11 @@ export const jobSpecSchema = z.strictObject({
   }
   if (spec.gpus === 0 && (spec.minVramGB > 0 || spec.models.length > 0)) problem(['gpus'], 'minVramGB or models given, but gpus is 0')
   for (const name of GPU_ENV_NAMES) if (name in spec.env) problem(['env', name], 'set by the provider from the allocated GPUs; a job cannot set it')
+  // §5.9 "What a deterministic run sees": a wasm guest gets an empty environment on every provider and in every
+  // re-execution, so an env given here would be dropped silently and the job would not run as its author meant
+  if (spec.executor === 'wasm' && Object.keys(spec.env).length > 0) {
+    problem(['env'], 'a wasm job runs with an empty environment (protocol/README.md §5.9); pass values as arguments or an input file')
+  }
   const paths = spec.inputs.map((i) => i.path)
   paths.forEach((p, i) => { if (paths.indexOf(p) !== i) problem(['inputs', i, 'path'], `two inputs at ${p}`) })
 })

@@ -3,7 +3,7 @@ import type { GossipsubMessage, Message } from '@libp2p/gossipsub'
 import type { Daemon } from '../../node/daemon.js'
 import { GOSSIP_SCORE_THRESHOLDS, SCORE_DECAY_INTERVAL_MS } from '../../node/peer-score.js'
 import { Identity, cidOfValue, type CID } from '../../crypto/index.js'
-import { EVIDENCE_TOPIC, marketTopic, openMessage, sealMessage } from '../../protocol/index.js'
+import { EVIDENCE_TOPIC, gossipMessageId, marketTopic, openMessage, sealMessage } from '../../protocol/index.js'
 import { STRANGER_JOB_RATE } from '../../protocol/trust/budget.js'
 import { untilJob } from '../helpers/network.js'
 import { FINAL_STATUSES, SHORT_LEASE_MARKET, TEST_GPU, useNetwork } from '../helpers/market-network.js'
@@ -34,14 +34,17 @@ describe('gossipsub peer scoring (in-process)', function () {
     try { return openMessage(bytes, 'job-request', { now: Date.now() }).cid.toString() === id } catch { return false }
   }
 
-  /** Record, at every daemon but `author`, the messages by `author` it accepted and from whom it had them. */
-  function watch (daemons: Daemon[], author: Daemon): { seen: Array<{ at: Daemon, from: string, data: Uint8Array }>, stop: () => void } {
-    const seen: Array<{ at: Daemon, from: string, data: Uint8Array }> = []
-    const authorId = author.node.peerId.toString()
+  /**
+   * Record, at every daemon but `author`, the messages it accepted and from whom it had them. Gossip is
+   * unsigned at the gossipsub layer (StrictNoSign, §7.6), so the author of a message is its envelope's
+   * signer: the cases pick the author's messages out by their job ids (isJob).
+   */
+  function watch (daemons: Daemon[], author: Daemon): { seen: Array<{ at: Daemon, from: string, data: Uint8Array, msgId: string, type: Message['type'] }>, stop: () => void } {
+    const seen: Array<{ at: Daemon, from: string, data: Uint8Array, msgId: string, type: Message['type'] }> = []
     const stops = daemons.filter((d) => d !== author).map((d) => {
       const listener = (evt: CustomEvent<GossipsubMessage>): void => {
         const m: Message = evt.detail.msg
-        if (m.type === 'signed' && m.from.toString() === authorId) seen.push({ at: d, from: evt.detail.propagationSource.toString(), data: m.data })
+        seen.push({ at: d, from: evt.detail.propagationSource.toString(), data: m.data, msgId: evt.detail.msgId, type: m.type })
       }
       d.node.services.pubsub.addEventListener('gossipsub:message', listener)
       return () => { d.node.services.pubsub.removeEventListener('gossipsub:message', listener) }
@@ -73,6 +76,11 @@ describe('gossipsub peer scoring (in-process)', function () {
     try {
       const { job: before } = await attacker.market!.submit(unbiddable)
       await until('the requester accepts the attacker\'s job before the attack', () => watcher.seen.some((s) => s.at === requester && isJob(s.data, before)), 10_000)
+      // §7.6: the message carries no gossipsub author, seqno or signature, and its id is the SHA-256 of its topic and data
+      const first = watcher.seen.find((s) => s.at === requester && isJob(s.data, before))!
+      assert.equal(first.type, 'unsigned')
+      // (gossipsub's string form of an id is unpadded base64)
+      assert.equal(first.msgId, Buffer.from(gossipMessageId(marketTopic(), first.data)).toString('base64').replace(/=+$/, ''))
       assert.ok(score() >= 0, `score ${score()} before any rejection`)
 
       // the honest job is on its way while the attack goes on

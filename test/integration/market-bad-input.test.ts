@@ -73,20 +73,28 @@ describe('the market under bad input (in-process)', function () {
     assert.ok(await rejections(requester) > rejectedBefore, 'the requester counted the rejected messages')
   })
 
+  /**
+   * Gossip message ids are the SHA-256 of topic and data (§7.6), so a byte-identical copy on the same topic is
+   * a duplicate to gossipsub itself for its seen window (2 min): the attacker's own router refuses to publish
+   * it, and every other router drops it unread. The copy on another topic (or after the seen window) is a new
+   * gossip message, and there the envelope's replay cache (§6.3) refuses it.
+   */
   it('a byte-identical replay of a job request is ignored as a REPLAY by every node, its requester too, and not re-gossiped', async () => {
     // the attacker records the requester's job request as gossiped
     const seen: Uint8Array[] = []
     const attackerPubsub = attacker.node.services.pubsub
     const onSeen = (evt: CustomEvent<Message>): void => { if (evt.detail.topic === marketTopic()) seen.push(evt.detail.data) }
     attackerPubsub.addEventListener('message', onSeen)
-    // every other node reports each copy of the job it accepts (and so forwards)
-    const attackerId = attacker.node.peerId.toString()
+    // every other node reports each copy of the job it accepts (and so forwards) on the topic the copy goes to:
+    // the requester's own region topic, which the job was never published on
+    const replayTopic = marketTopic('local')
+    assert.ok(requester.node.services.pubsub.getTopics().includes(replayTopic), `the requester listens on ${replayTopic}`)
     const others = net.all.filter((d) => d !== attacker)
     const accepted = new Map<Daemon, number>(others.map((d) => [d, 0]))
     const counters = others.map((d) => {
       const onMessage = (evt: CustomEvent<Message>): void => {
         const m = evt.detail
-        if (m.type === 'signed' && m.from.toString() === attackerId && isJob(m.data)) accepted.set(d, (accepted.get(d) ?? 0) + 1)
+        if (m.topic === replayTopic && isJob(m.data)) accepted.set(d, (accepted.get(d) ?? 0) + 1)
       }
       d.node.services.pubsub.addEventListener('message', onMessage)
       return () => { d.node.services.pubsub.removeEventListener('message', onMessage) }
@@ -101,7 +109,9 @@ describe('the market under bad input (in-process)', function () {
         if (Date.now() > deadline) assert.fail('the attacker never saw the job request')
         await new Promise((resolve) => setTimeout(resolve, 20))
       }
-      await attackerPubsub.publish(marketTopic(), original.slice())
+      // the same topic: a duplicate for gossipsub, which never sends it
+      await assert.rejects(attackerPubsub.publish(marketTopic(), original.slice()), /Duplicate/)
+      await attackerPubsub.publish(replayTopic, original.slice())
       // the requester has the job's nonce on record: it ignores the copy as a replay
       const until2 = Date.now() + 10_000
       while (await rejections(requester, 'REPLAY') <= replaysBefore) {

@@ -144,6 +144,7 @@ describe('job spec (node/market/job-spec.ts)', () => {
       [{ executor: 'docker' }, /^image: the docker executor needs an image/],
       [{ image: 'alpine' }, /^image: only the docker executor/],
       [{ executor: 'wasm', command: ['mod.wasm'] }, /^command\.0: for the wasm executor/],
+      [{ executor: 'wasm', command: ['mod.wasm'], inputs: ['/m/mod.wasm'], env: { MODE: 'fast' } }, /^env: a wasm job runs with an empty environment/],
       [{ executor: 'vm' }, /^executor: /],
       [{ tier: 'platinum' }, /^tier: /],
       [{ residency: 'maybe' }, /^residency: /],

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
 import {
-  EVIDENCE_TOPIC, PROTOCOLS, capabilityKeyCid, capabilityKeys, marketTopic, modelSlug, regionAncestry, regionWithin,
+  EVIDENCE_TOPIC, PROTOCOLS, capabilityKeyCid, gossipMessageId, capabilityKeys, marketTopic, modelSlug, regionAncestry, regionWithin,
   VRAM_BUCKETS_GB, formatVram, nominalVramGB, vramLookupBucket, vramBuckets, vramMeetsGB
 } from '../../../protocol/index.js'
 
@@ -16,6 +16,30 @@ describe('protocol constants and capability keys', () => {
     assert.equal(marketTopic('eu'), 'gpumesh/1/market/eu')
     assert.equal(marketTopic(), 'gpumesh/1/market/global')
     assert.equal(EVIDENCE_TOPIC, 'gpumesh/1/evidence')
+  })
+
+  it('names a gossiped message by the SHA-256 of its topic and data (§7.6): the §8 bid envelope on gpumesh/1/market/eu', () => {
+    const envelope = Buffer.from(
+      '0a2408011220ea4a6c63e29c520abef5507b132ec5f9954776aebebe7b92421eea691446d22c120483cefd011ad002ad617601626164d82a5825000171122017' +
+      '8aa80af00f7e46811ade34f02973ffc30cb3796796b556cfd4a5edcf51b16c636a6f62d82a58250001711220bca6d3643b05894aae4817151813c5fe0f670d6e' +
+      '9a7f3c5a46cddebde66848ad64677075738178284750552d35623065316133632d376432662d346538612d396336312d306633653264346236613738656d6f64' +
+      '656c756e76696469612d683130302d383067622d68626d336570726963651a001b774066726567696f6e6765752d7765737467636f756e747279624445677374' +
+      '61727442791b0000019b76db9a30677672616d4d69421a00013e976869737375656441741b0000019b76daafd06870726f76696465727834313244334b6f6f57' +
+      '52617750627850745031655a614a70756d476e7957583244635579643352516e796472336541746f34417a37696578706972657341741b0000019b76e3d7902a' +
+      '4077e9aa32f28ddd547e0bd25b2355e5267ce02fc52ae743911343bc8f336f062c89e9d0cb9555f238339a10ea62b05f497c0c3315c9126bf6b145d7605636ae' +
+      '0e', 'hex')
+    assert.equal(envelope.byteLength, 449)
+    const topic = 'gpumesh/1/market/eu'
+    const id = gossipMessageId(topic, envelope)
+    assert.equal(Buffer.from(id).toString('hex'), 'dd1c46cc3da085edb4f3f36d5d5b916aa369477711afe96f45cda068d823b9c7')
+    // varint(19) ‖ topic ‖ envelope, hashed as one
+    assert.deepEqual(Buffer.from(id), createHash('sha256').update(Buffer.from([19])).update(topic).update(envelope).digest())
+    // another topic, or one byte less of data, is another message
+    assert.notDeepEqual(gossipMessageId(marketTopic(), envelope), id)
+    assert.notDeepEqual(gossipMessageId(topic, envelope.subarray(1)), id)
+    // a topic of 128 bytes takes a two-byte varint
+    const long = 'x'.repeat(128)
+    assert.deepEqual(Buffer.from(gossipMessageId(long, envelope)), createHash('sha256').update(Buffer.from([0x80, 0x01])).update(long).update(envelope).digest())
   })
 
   it('slugs GPU model names as nvidia-smi prints them', () => {
