@@ -27,6 +27,7 @@ import { GOSSIP_SCORE_THRESHOLDS, gossipScoreParams } from './peer-score.js'
 import { blobService, type BlobService } from './services/blob.js'
 import { capabilityService, type CapabilityService } from './services/capability.js'
 import { execService, type ExecService } from './services/exec.js'
+import { historyService, type HistoryService } from './services/history.js'
 import { probeService, type ProbeService } from './services/probe.js'
 
 export type Role = 'node' | 'bootstrap'
@@ -43,6 +44,7 @@ export type GpumeshServices = {
   probe: ProbeService
   blob: BlobService
   exec: ExecService
+  history: HistoryService
   relay?: ReturnType<ReturnType<typeof circuitRelayServer>>
 }
 
@@ -109,7 +111,9 @@ export async function buildLibp2p (options: BuildOptions): Promise<GpumeshLibp2p
     blob: blobService({ metrics: options.metrics }),
     exec: execService({ metrics: options.metrics }),
     // the daemon sets services.probe.signer to its identity
-    probe: probeService({ now: options.now })
+    probe: probeService({ now: options.now }),
+    // the market sets services.history.source; a bootstrap peer holds no evidence and does not serve
+    history: historyService({ serve: role !== 'bootstrap', metrics: options.metrics, now: options.now })
   }
   if (role === 'bootstrap') services.relay = circuitRelayServer()
 

@@ -12,6 +12,10 @@ export interface NodeMetrics {
   readonly capabilityServed: Counter<'result'>
   /** Capability ads fetched from peers, by result. */
   readonly capabilityFetched: Counter<'result'>
+  /** History requests served on /gpumesh/history/1.0.0, by result. */
+  readonly historyServed: Counter<'result'>
+  /** History asked of peers, by result (ok or a HistoryFetchError code). */
+  readonly historyFetched: Counter<'result'>
   /** Blob requests served on /gpumesh/blob/1.0.0, by result. */
   readonly blobServed: Counter<'result'>
   /** Blobs fetched from peers, by result (ok or a BlobFetchError code). */
@@ -40,6 +44,8 @@ export function createMetrics (options: { processMetrics?: boolean } = {}): Node
     messagesRejected: new Counter({ name: 'gpumesh_messages_rejected_total', help: 'Messages refused, by kind and reason', labelNames: ['kind', 'reason'], registers }),
     capabilityServed: new Counter({ name: 'gpumesh_capability_served_total', help: 'Capability ad requests served, by result', labelNames: ['result'], registers }),
     capabilityFetched: new Counter({ name: 'gpumesh_capability_fetched_total', help: 'Capability ads fetched from peers, by result', labelNames: ['result'], registers }),
+    historyServed: new Counter({ name: 'gpumesh_history_served_total', help: 'History requests served, by result', labelNames: ['result'], registers }),
+    historyFetched: new Counter({ name: 'gpumesh_history_fetched_total', help: 'History answers from peers, by result', labelNames: ['result'], registers }),
     blobServed: new Counter({ name: 'gpumesh_blob_served_total', help: 'Blob requests served, by result', labelNames: ['result'], registers }),
     blobFetched: new Counter({ name: 'gpumesh_blob_fetched_total', help: 'Blobs fetched from peers, by result', labelNames: ['result'], registers }),
     blobBytes: new Counter({ name: 'gpumesh_blob_bytes_total', help: 'Blob content bytes moved, by direction', labelNames: ['direction'], registers }),

@@ -21,7 +21,9 @@ export const PROTOCOLS = {
   /** Blobs by CID, chunked, size-capped, hash-checked. */
   blob: '/gpumesh/blob/1.0.0',
   /** Ping, then a timed matrix product checked with Freivalds' algorithm (protocol/README.md "Attestations and probes"). */
-  probe: '/gpumesh/probe/1.0.0'
+  probe: '/gpumesh/probe/1.0.0',
+  /** A subject's evidence, or the fraud proofs of the providers a node convicted (protocol/README.md §7.11). */
+  history: '/gpumesh/history/1.0.0'
 } as const
 
 export const TOPIC_PREFIX = 'gpumesh/1'

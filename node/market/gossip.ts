@@ -40,6 +40,8 @@ export interface GossipOptions {
   admit?: (message: OpenedMessage<GossipKind>) => string | undefined
   /** Called once for each accepted message (not for this node's own). */
   onMessage: (message: OpenedMessage<GossipKind>, topic: string, from: string) => void
+  /** Called for each message this node publishes (before it goes out), e.g. to index its own evidence. */
+  onPublish?: (message: SealedMessage<GossipKind>, topics: readonly string[]) => void
 }
 
 export class MarketGossip {
@@ -65,11 +67,17 @@ export class MarketGossip {
 
   /** Publish a sealed message on `topics`; remembers it so a copy coming back is not handled again. */
   async publish (message: SealedMessage<GossipKind>, topics: Iterable<string>): Promise<void> {
+    const list = [...topics]
     // the key a receiver uses (nonce or CID by kind), so a copy coming back is a REPLAY here too
     const key = replayKey(message, this.options.node.peerId.toString())
     this.replay.add(key, (message.payload as { expiresAt: number }).expiresAt, this.options.now())
+    try {
+      this.options.onPublish?.(message, list)
+    } catch (err) {
+      this.options.log.error('publish hook failed', { kind: message.kind, error: err })
+    }
     const pubsub = this.options.node.services.pubsub
-    await Promise.all([...topics].map(async (topic) => {
+    await Promise.all(list.map(async (topic) => {
       try {
         await pubsub.publish(topic, message.bytes)
       } catch (err) {
@@ -77,6 +85,15 @@ export class MarketGossip {
         this.options.log.debug('publish found no peers', { topic, kind: message.kind, error: (err as Error).message })
       }
     }))
+  }
+
+  /**
+   * Record a message that reached this node another way (a history answer, §7.11) under its replay
+   * key, as the topic validator would: false when it was seen before (on gossip or so), so a copy
+   * is handled once whichever way it comes.
+   */
+  markSeen (message: OpenedMessage<GossipKind>): boolean {
+    return this.replay.add(replayKey(message, message.signer), (message.payload as { expiresAt: number }).expiresAt, this.options.now())
   }
 
   stop (): void {

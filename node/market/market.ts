@@ -26,6 +26,9 @@ import { BudgetRefusal } from '../../protocol/trust/budget.js'
 import { ALWAYS_RELEVANT_KINDS, EVIDENCE_KINDS, EvidenceQuota, evidenceSubjects, isRelevant, type EvidenceKind } from '../../protocol/trust/evidence-budget.js'
 import { evidenceFromMessage, type EvidenceMessageKind } from '../../protocol/trust/reputation-evidence.js'
 import { Convictions } from '../trust/convictions.js'
+import { HistorySync } from '../trust/history-sync.js'
+import type { HistoryAskParams } from '../../protocol/trust/history-asker.js'
+import { EvidenceHistory } from './history.js'
 import { MarketGossip, type GossipKind } from './gossip.js'
 import { JobSpecError, buildJobRequest, validateJobSpec, type JobSpecFields } from './job-spec.js'
 import { ledgerView } from './ledger-view.js'
@@ -63,6 +66,8 @@ export interface MarketOptions {
   executors?: Partial<Record<'process' | 'wasm' | 'docker', Executor>>
   /** Providers' addresses for replication's independence rule beyond the connections to them (protocol/trust/replicate.ts AddressLookup). */
   replicaAddresses?: (peer: string) => readonly string[] | undefined
+  /** Whom to ask for history and when (protocol/trust/history-asker.ts); default defaultHistoryAskParams. */
+  historyAsk?: Partial<HistoryAskParams>
 }
 
 export class Market {
@@ -70,6 +75,10 @@ export class Market {
   readonly audit = new AuditLog()
   /** Told of each bid on a job of this node's that is still taking bids: the bidder, its model, the window's close (the prober). */
   onBidder: ((peer: string, model: string, closesAt: number) => void) | undefined
+  /** The evidence index this node serves on /gpumesh/history/1.0.0 and the taking of other nodes' answers. */
+  readonly history: EvidenceHistory
+  /** Asks peers for convictions on joining and for the history of providers this node meets (§7.11). */
+  readonly historySync: HistorySync
 
   private constructor (
     private readonly options: MarketOptions,
@@ -80,7 +89,25 @@ export class Market {
     readonly provider: ProviderMarket,
     private readonly quota: EvidenceQuota,
     readonly convictions: Convictions
-  ) {}
+  ) {
+    this.history = new EvidenceHistory({
+      store,
+      gossip,
+      now: options.now,
+      log: options.loggers.forComponent('history'),
+      ...(options.metrics !== undefined ? { metrics: options.metrics } : {}),
+      admit: (message, asked) => this.admitEvidence(message, asked),
+      deliver: (message) => { this.dispatch(message) }
+    })
+    this.historySync = new HistorySync({
+      node: options.node,
+      history: this.history,
+      knows: (peer) => requester.agent.reputation.reliability(peer) !== undefined,
+      now: options.now,
+      log: options.loggers.forComponent('history'),
+      ...(options.historyAsk !== undefined ? { params: options.historyAsk } : {})
+    })
+  }
 
   static async start (options: MarketOptions): Promise<Market> {
     const { node, config, loggers, metrics, now } = options
@@ -98,7 +125,13 @@ export class Market {
       log: loggers.forComponent('gossip'),
       ...(metrics !== undefined ? { metrics } : {}),
       onMessage: (message) => { market?.dispatch(message) },
-      admit: (message) => market?.admitEvidence(message)
+      admit: (message) => market?.admitEvidence(message),
+      // this node's own evidence is served too (its failure reports, receipts, probe results, attestation)
+      onPublish: (message, topics) => {
+        if (!topics.includes(EVIDENCE_TOPIC) || !(EVIDENCE_KINDS as readonly string[]).includes(message.kind)) return
+        const own = message as SealedMessage<EvidenceKind>
+        void store.putEnvelope(own.cid.toString(), own.bytes).then(async () => { await market?.history.index(own, options.signer.peerId) }).catch(() => {})
+      }
     })
     if (config.verification.replicaIndependence === 'peer') {
       loggers.forComponent('requester').warn('verification.replicaIndependence is peer: replicas need only distinct peer ids, not distinct networks — one operator with many identities can hold every replica of a job')
@@ -139,7 +172,9 @@ export class Market {
       minRequesterTrust: config.provider.minRequesterTrust
     })
     const convictions = new Convictions({
-      signer: options.signer, node, gossip, store, blobs, requester, dataDir: options.dataDir, now, log: loggers.forComponent('fraud'), maxInputBytes: MAX_INPUT_BYTES
+      signer: options.signer, node, gossip, store, blobs, requester, dataDir: options.dataDir, now, log: loggers.forComponent('fraud'), maxInputBytes: MAX_INPUT_BYTES,
+      // a proof this node signed is a SealedMessage: its signer is this node
+      onKept: (c) => { void market?.history.index(c.message, (c.message as Partial<OpenedMessage<'fraud-proof'>>).signer ?? options.signer.peerId) }
     })
     requester.proveWrongReplica = async (job, receipt) => { await convictions.proveWrongReplica(job, receipt) }
     market = new Market(options, blobs, store, gossip, requester, provider, quota, convictions)
@@ -150,7 +185,9 @@ export class Market {
       if (entry.state === 'open') await store.putLedger({ ...entry, state: 'interrupted', updatedAt: now() })
     }
     node.services.exec.onChannel = (channel) => { provider.handleChannel(channel) }
+    node.services.history.source = async (request) => await market.history.page(request)
     gossip.subscribe([...providerTopics(config.provider.region), EVIDENCE_TOPIC])
+    market.historySync.start()
     return market
   }
 
@@ -177,7 +214,11 @@ export class Market {
       case 'bid': {
         const bid = message as OpenedMessage<'bid'>
         const closesAt = this.requester.biddingClosesAt(bid.payload.job.toString())
-        if (closesAt !== undefined) this.onBidder?.(bid.signer, bid.payload.model, closesAt)
+        if (closesAt !== undefined) {
+          this.onBidder?.(bid.signer, bid.payload.model, closesAt)
+          // a bidder this node knows nothing of: ask a few peers what they hold on it, in the background
+          this.historySync.providerMet(bid.signer)
+        }
         this.audit.onBid(bid)
         this.requester.onBid(bid)
         this.provider.onBid(bid)
@@ -191,7 +232,8 @@ export class Market {
       default:
         // evidence (admitted by admitEvidence): kept, and what speaks of a peer goes to the reputation view,
         // where it counts as much as this node trusts its signer (protocol/trust/reputation.ts)
-        void this.store.putEvidence(message.cid.toString(), message.signer, message.bytes).catch(() => {})
+        void this.store.putEvidence(message.cid.toString(), message.signer, message.bytes)
+          .then(async () => { await this.history.index(message as OpenedMessage<EvidenceKind>, message.signer) }).catch(() => {})
         if ((REPUTATION_KINDS as readonly string[]).includes(message.kind) && message.signer !== this.options.signer.peerId) {
           const evidence = evidenceFromMessage(message as OpenedMessage<EvidenceMessageKind>)
           this.requester.onEvidence(evidence)
@@ -206,8 +248,9 @@ export class Market {
    * a peer it is connected to (or itself), and within its signer's and the store's quota
    * (protocol/trust/evidence-budget.ts). Market messages pass. A fraud proof concerns every node (its
    * subject may bid on any job) and goes to the verifier within its signer's quota (node/trust/convictions.ts).
+   * `asked`: a peer this node asked a history server about (§7.11): evidence naming it is relevant.
    */
-  admitEvidence (message: OpenedMessage<GossipKind>): string | undefined {
+  admitEvidence (message: OpenedMessage<GossipKind>, asked?: string): string | undefined {
     if (!(EVIDENCE_KINDS as readonly string[]).includes(message.kind)) return undefined
     if (ALWAYS_RELEVANT_KINDS.includes(message.kind as EvidenceKind)) {
       const refusal = this.quota.charge(message.signer, message.bytes.byteLength)
@@ -217,7 +260,7 @@ export class Market {
     const me = this.options.signer.peerId
     const knows = {
       job: (id: string) => this.audit.watches(id) || this.requester.view(id) !== undefined,
-      peer: (id: string) => id === me || this.options.node.getConnections().some((c) => c.remotePeer.toString() === id)
+      peer: (id: string) => id === me || id === asked || this.options.node.getConnections().some((c) => c.remotePeer.toString() === id)
     }
     const subjects = evidenceSubjects(message.kind as EvidenceKind, message.payload as unknown as Record<string, unknown>, message.signer)
     if (!isRelevant(subjects, knows)) return BudgetRefusal.IRRELEVANT
@@ -290,6 +333,8 @@ export class Market {
 
   async stop (): Promise<void> {
     this.options.node.services.exec.onChannel = undefined
+    this.options.node.services.history.source = undefined
+    await this.historySync.stop()
     await this.requester.stop()
     await this.provider.stop()
     await this.convictions.stop()

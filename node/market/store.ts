@@ -17,6 +17,9 @@
  *   market-convictions/<peer id>         a provider this node convicted on a verified fraud proof: the
  *                                        proof's id (its envelope is in market-envelopes, journaled), read
  *                                        at start; not journaled itself: a rebuilt database loses it
+ *   market-history/<peer id>!<key>       an index of the evidence kept about a peer, for serving it on
+ *                                        /gpumesh/history/1.0.0 (protocol/trust/history.ts HistoryEntry,
+ *                                        JSON; the envelope is in market-envelopes); derived, not journaled
  *
  * Records are plain JSON; anything signed is kept as its envelope bytes and re-opened (historically)
  * when read, so a record is never trusted beyond what its signatures show.
@@ -27,6 +30,7 @@
  */
 import type { Level } from 'level'
 import type { EvidenceQuota } from '../../protocol/trust/evidence-budget.js'
+import type { HistoryEntry } from '../../protocol/trust/history.js'
 import { encodeJsonLine, type StoreJournal } from '../store-journal.js'
 import type { LedgerEntry } from './views.js'
 
@@ -34,7 +38,7 @@ type Section = 'requester' | 'provider' | 'ledger'
 type JsonSublevel = ReturnType<typeof jsonSublevel>
 
 /** The database sublevel of a market section: `market-<section>`. */
-export const marketSublevel = (section: Section | 'envelopes' | 'evidence-quota' | 'reputation' | 'convictions'): string => `market-${section}`
+export const marketSublevel = (section: Section | 'envelopes' | 'evidence-quota' | 'reputation' | 'convictions' | 'history'): string => `market-${section}`
 
 function jsonSublevel (db: Level<string, unknown>, name: Section) {
   return db.sublevel<string, unknown>(marketSublevel(name), { valueEncoding: 'json' })
@@ -52,6 +56,7 @@ export class MarketStore {
   private readonly quota
   private readonly reputation
   private readonly convicted
+  private readonly history
   /** The write in flight per key (`<section>/<key>`): the next write to that key waits for it. */
   private readonly writing = new Map<string, Promise<void>>()
   /** Envelopes already journaled (content-addressed: written once, however often they arrive). */
@@ -65,6 +70,19 @@ export class MarketStore {
     this.quota = db.sublevel<string, number>(marketSublevel('evidence-quota'), { valueEncoding: 'json' })
     this.reputation = db.sublevel<string, unknown>(marketSublevel('reputation'), { valueEncoding: 'json' })
     this.convicted = db.sublevel<string, { proof: string, at: number }>(marketSublevel('convictions'), { valueEncoding: 'json' })
+    this.history = db.sublevel<string, HistoryEntry>(marketSublevel('history'), { valueEncoding: 'json' })
+  }
+
+  /** Index an envelope kept (in market-envelopes) under each peer it concerns. */
+  async putHistory (peers: readonly string[], entry: HistoryEntry): Promise<void> {
+    await this.history.batch([...new Set(peers)].map((peer) => ({ type: 'put' as const, key: `${peer}!${entry.key}`, value: entry })))
+  }
+
+  /** The index entries about `peer`, in key order. */
+  async historyOf (peer: string): Promise<HistoryEntry[]> {
+    const out: HistoryEntry[] = []
+    for await (const value of this.history.values({ gt: `${peer}!`, lt: `${peer}"` })) out.push(value)
+    return out
   }
 
   /** Keep a conviction: the proof's envelope, then the subject's entry naming it. */

@@ -34,6 +34,8 @@ export interface ConvictionsOptions {
   now: () => number
   log: Logger
   maxInputBytes: number
+  /** Told of each conviction once it is kept (the market indexes the proof to serve it, §7.11). */
+  onKept?: (c: Conviction) => void
 }
 
 /** What `gpumesh job verify` gets back (the API's JSON). */
@@ -80,6 +82,7 @@ export class Convictions {
     await store.putConviction(c.subject, c.proof, c.message.bytes, now()).catch((err: unknown) => {
       log.error('cannot keep a conviction', { subject: c.subject, error: err })
     })
+    this.options.onKept?.(c)
     if (!c.relayed) {
       await gossip.publish(c.message, [EVIDENCE_TOPIC]).catch((err: unknown) => {
         log.warn('republishing a fraud proof failed', { proof: c.proof, error: err })
