@@ -5,7 +5,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { runCli } from '../helpers/cli.js'
-import { DaemonProcess, LOCAL_FLAGS, killAll } from '../helpers/processes.js'
+import { DaemonProcess, LOCAL_FLAGS, eventually, killAll } from '../helpers/processes.js'
 
 const START = ['node', 'start', ...LOCAL_FLAGS, '--no-detect-gpus', '--declare-gpu', 'NVIDIA L4:23034']
 
@@ -73,8 +73,10 @@ describe('the daemon and CLI on bad input (separate processes)', function () {
   it('an unreachable bootstrap address does not stop the daemon', async () => {
     const nobody = '/ip4/127.0.0.1/tcp/9/p2p/12D3KooWRawPbxPtP1eZaJpumGnyWX2DcUyd3RQnydr3eAto4Az7'
     const daemon = await DaemonProcess.start([...START, '--bootstrap', nobody], dir)
-    await new Promise((resolve) => setTimeout(resolve, 1500))
-    const status = await daemon.json<{ connections: number, selling: boolean }>(['status'])
+    // not a fixed sleep: wait until it has dialled the address and failed, then it must still be up
+    await eventually('a failed bootstrap round', async () => (await daemon.api<{ bootstrap: { failedRounds: number } }>('/v1/status')).bootstrap.failedRounds >= 1 ? true : undefined)
+    const status = await daemon.json<{ connections: number, selling: boolean, bootstrap: { failedRounds: number } }>(['status'])
+    assert.ok(status.bootstrap.failedRounds >= 1, JSON.stringify(status.bootstrap))
     assert.equal(status.connections, 0)
     assert.equal(status.selling, true)
     assert.equal(await daemon.stop(), 0)

@@ -45,8 +45,11 @@ describe('CLI edges: output closed early, --wait progress, cancel, events, boots
     root = await mkdtemp(join(tmpdir(), 'gpumesh-e2e-edges-'))
     boot = await DaemonProcess.start(['bootstrap', ...LOCAL_FLAGS, '--log-level', 'warn'], join(root, 'bootstrap'))
     const addr = boot.addresses()[0] as string
-    const provider = await DaemonProcess.start(['node', 'start', ...LOCAL_FLAGS, '--log-level', 'warn', '--bootstrap', addr, '--no-detect-gpus', '--declare-gpu', 'NVIDIA L40S:46068x2', '--price-floor', '0.8'], join(root, 'provider'))
-    buyer = await DaemonProcess.start(['node', 'start', ...LOCAL_FLAGS, '--log-level', 'warn', '--bootstrap', addr, '--no-sell'], join(root, 'buyer'))
+    let provider: DaemonProcess
+    ;[provider, buyer] = await Promise.all([
+      DaemonProcess.start(['node', 'start', ...LOCAL_FLAGS, '--log-level', 'warn', '--bootstrap', addr, '--no-detect-gpus', '--declare-gpu', 'NVIDIA L40S:46068x2', '--price-floor', '0.8'], join(root, 'provider')),
+      DaemonProcess.start(['node', 'start', ...LOCAL_FLAGS, '--log-level', 'warn', '--bootstrap', addr, '--no-sell'], join(root, 'buyer'))
+    ])
     await waitUntilAnnounced(provider)
   })
 

@@ -5,7 +5,9 @@ import { join } from 'node:path'
 import { openMessage } from '../../protocol/index.js'
 import { runCli } from '../helpers/cli.js'
 
-describe('gpumesh CLI (separate processes)', () => {
+describe('gpumesh CLI (separate processes)', function () {
+  // a test spawns up to nine `gpumesh` processes one after another: a backstop for a loaded machine, no speed target
+  this.timeout(120_000)
   let dir: string
   beforeEach(async () => { dir = await mkdtemp(join(tmpdir(), 'gpumesh-cli-')) })
   afterEach(async () => { await rm(dir, { recursive: true, force: true }) })

@@ -31,7 +31,7 @@ describe('a local network of separate gpumesh processes over TCP', function () {
 
   before(async () => {
     root = await mkdtemp(join(tmpdir(), 'gpumesh-e2e-'))
-    for (let i = 0; i < 2; i++) bootstraps.push(await DaemonProcess.start(['bootstrap', ...LOCAL_FLAGS], join(root, `bootstrap-${i}`)))
+    bootstraps.push(...await Promise.all([0, 1].map(async (i) => await DaemonProcess.start(['bootstrap', ...LOCAL_FLAGS], join(root, `bootstrap-${i}`)))))
     bootstrapAddrs = bootstraps.map((b) => b.addresses()[0] as string)
     assert.ok(bootstrapAddrs.every((a) => /^\/ip4\/127\.0\.0\.1\/tcp\/\d+\/p2p\/12D3KooW/.test(a)), bootstrapAddrs.join(' '))
     nodes.push(...await Promise.all(NODES.map(async (spec, i) => await DaemonProcess.start(nodeArgs(spec, bootstrapAddrs), join(root, `node-${i}`)))))

@@ -62,7 +62,9 @@ describe('issue 8 through the CLI: a provider without a sandbox (bwrap hidden fr
   it('runs them unsandboxed only with sandbox none, visible to buyers; declared GPU UUIDs are unique per node and survive a restart', async () => {
     const dataDir = join(root, 'opted-out')
     const env = { ...NO_BWRAP, GPUMESH_PROCESS_SANDBOX: 'none' }
-    let daemon = await DaemonProcess.start(ARGS, dataDir, { env })
+    // another node (strict, no opt-out) beside it, started at once, to compare GPU uuids with
+    const [opted, other] = await Promise.all([DaemonProcess.start(ARGS, dataDir, { env }), DaemonProcess.start(ARGS, join(root, 'strict'), { env: NO_BWRAP })])
+    let daemon = opted
     const status = await daemon.json<StatusJson>(['status'])
     assert.match(status.executors.process ?? '', /^UNSANDBOXED \(executors\.process\.sandbox = "none"\)/)
     assert.match(status.executors.process ?? '', asRoot ? /as nobody \(uid 65534, gid 65534\)/ : /as the daemon's own user .* can read identity\.key and api\.token/)
@@ -78,9 +80,9 @@ describe('issue 8 through the CLI: a provider without a sandbox (bwrap hidden fr
     const uuids = status.gpus.map((g) => g.uuid)
     assert.equal(new Set(uuids).size, 2)
     assert.ok(uuids.every((u) => /^GPU-declared-[0-9a-f]{16}-[01]$/.test(u)), uuids.join(' '))
-    const strict = await (await DaemonProcess.start(ARGS, join(root, 'strict'), { env: NO_BWRAP })).json<StatusJson>(['status'])
+    const strict = await other.json<StatusJson>(['status'])
     assert.ok(strict.gpus.every((g) => !uuids.includes(g.uuid)), 'two nodes share a GPU uuid')
-    await daemon.stop()
+    await Promise.all([daemon.stop(), other.stop()])
     daemon = await DaemonProcess.start(ARGS, dataDir, { env })
     assert.deepEqual((await daemon.json<StatusJson>(['status'])).gpus.map((g) => g.uuid), uuids)
     await daemon.stop()
@@ -106,11 +108,9 @@ describe('issue 8 through the CLI: a provider without a sandbox (bwrap hidden fr
       assert.equal(result.code, 0, result.stderr)
       return (JSON.parse(result.stdout) as ProvidersJson).providers.length
     }
-    assert.equal(await count('--min-vram', '86'), 0)
-    assert.equal(await count('--min-vram', '81'), 0)
-    assert.equal(await count('--min-vram', '80'), 1)
-    assert.equal(await count('--min-vram', '48', '--gpu', 'l40s'), 1)
-    assert.equal(await count('--min-vram', '49', '--gpu', 'l40s'), 0)
+    // independent queries, each its own CLI run: at once
+    const queries: Array<[string[], number]> = [[['--min-vram', '86'], 0], [['--min-vram', '81'], 0], [['--min-vram', '80'], 1], [['--min-vram', '48', '--gpu', 'l40s'], 1], [['--min-vram', '49', '--gpu', 'l40s'], 0]]
+    assert.deepEqual(await Promise.all(queries.map(async ([query]) => [query, await count(...query)])), queries)
     const listing = (await daemon.cli(['providers', '--min-vram', '48'])).stdout
     assert.match(listing, /NVIDIA H100 80GB HBM3 80 GB \(79\.6 GiB reported\)/)
     assert.match(listing, /NVIDIA L40S 48 GB \(45\.0 GiB reported\)/)

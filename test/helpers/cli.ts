@@ -7,6 +7,13 @@ export const BIN = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'cl
 
 export interface CliResult { code: number | null, stdout: string, stderr: string }
 
+/**
+ * How long a `gpumesh` command may run before it is killed. Generous on purpose: it is no speed target (those
+ * live in bench/), only a backstop against a hung process; on a loaded 2-core machine loading the CLI alone can
+ * take seconds. A command that fails, fails by exiting, which is seen at once.
+ */
+export const CLI_TIMEOUT_MS = 120_000
+
 export async function runCli (args: string[], options: { env?: NodeJS.ProcessEnv, timeoutMs?: number } = {}): Promise<CliResult> {
   return await new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -14,7 +21,7 @@ export async function runCli (args: string[], options: { env?: NodeJS.ProcessEnv
     let stderr = ''
     child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d })
     child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d })
-    const timer = setTimeout(() => { child.kill('SIGKILL') }, options.timeoutMs ?? 15_000)
+    const timer = setTimeout(() => { child.kill('SIGKILL') }, options.timeoutMs ?? CLI_TIMEOUT_MS)
     child.on('error', reject)
     child.on('close', (code) => {
       clearTimeout(timer)

@@ -4,7 +4,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { ApiClient } from '../../node/api/client.js'
-import { BIN, runCli, type CliResult } from './cli.js'
+import { BIN, CLI_TIMEOUT_MS, runCli, type CliResult } from './cli.js'
+
+/** How long DaemonProcess.start waits for a daemon that neither starts nor exits (see there). */
+export const START_TIMEOUT_MS = 120_000
 
 /** Settings every local test network needs: loopback only, no community peers, no per-IP limits. */
 export const LOCAL_FLAGS = ['--listen', '/ip4/127.0.0.1/tcp/0', '--allow', '/ip4/127.0.0.1', '--allow-colocation', '--no-community-bootstrap', '--log-format', 'json']
@@ -28,8 +31,10 @@ export class DaemonProcess {
   }
 
   /**
-   * Start `gpumesh <args>` and wait until it prints "press Ctrl+C to stop" (or exits). `bin`: another
-   * entry point than dist/cli/bin.js that runs the same CLI (a test fixture wrapping a part of it).
+   * Start `gpumesh <args>` and wait until it prints "press Ctrl+C to stop". `bin`: another entry point than
+   * dist/cli/bin.js that runs the same CLI (a test fixture wrapping a part of it). A daemon that exits first fails
+   * the start at once, with its stderr; one that neither starts nor exits is killed after `timeoutMs`, which is
+   * generous (START_TIMEOUT_MS) because it is no speed target: under load a daemon's start-up takes many seconds.
    */
   static async start (args: string[], dataDir: string, options: { env?: NodeJS.ProcessEnv, timeoutMs?: number, bin?: string } = {}): Promise<DaemonProcess> {
     const child = spawn(process.execPath, [options.bin ?? BIN, ...args, '--data-dir', dataDir], {
@@ -37,13 +42,37 @@ export class DaemonProcess {
       stdio: ['ignore', 'pipe', 'pipe']
     })
     const daemon = new DaemonProcess(child, dataDir)
-    const deadline = Date.now() + (options.timeoutMs ?? 20_000)
-    while (!daemon.stdoutLines.some((l) => l.includes('press Ctrl+C to stop'))) {
-      if (child.exitCode !== null) throw new Error(`gpumesh ${args.join(' ')} exited ${child.exitCode}: ${daemon.stderr}`)
-      if (Date.now() > deadline) throw new Error(`gpumesh ${args.join(' ')} did not start: ${daemon.stderr.slice(-2000)}`)
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
+    await daemon.started(`gpumesh ${args.join(' ')}`, options.timeoutMs ?? START_TIMEOUT_MS)
     return daemon
+  }
+
+  /** Resolves once stdout has the ready line; rejects when the process ends (or errs) before, or after `timeoutMs`. */
+  private async started (what: string, timeoutMs: number): Promise<void> {
+    const ready = (): boolean => this.stdoutLines.some((l) => l.includes('press Ctrl+C to stop'))
+    if (ready()) return
+    await new Promise<void>((resolve, reject) => {
+      const settle = (error?: Error): void => {
+        clearTimeout(timer)
+        this.child.stdout?.off('data', onData)
+        this.child.off('close', onClose)
+        this.child.off('error', settle)
+        if (error === undefined) resolve()
+        else reject(error)
+      }
+      // registered after the constructor's listener, so stdoutLines already holds this chunk's lines
+      const onData = (): void => { if (ready()) settle() }
+      // 'close', not 'exit': by then stderr is read to its end, so the error names the cause
+      const onClose = (code: number | null, signal: NodeJS.Signals | null): void => {
+        settle(new Error(`${what} exited ${code ?? signal ?? '?'} before it started: ${this.stderr.slice(-2000)}`))
+      }
+      const timer = setTimeout(() => {
+        this.child.kill('SIGKILL')
+        settle(new Error(`${what} did not start within ${timeoutMs} ms: ${this.stderr.slice(-2000)}`))
+      }, timeoutMs)
+      this.child.stdout?.on('data', onData)
+      this.child.on('close', onClose)
+      this.child.on('error', settle)
+    })
   }
 
   /** The multiaddrs printed on "listening:" lines. */
@@ -62,7 +91,7 @@ export class DaemonProcess {
   }
 
   /** `gpumesh <command>` against this daemon's data dir (exit code and output, never throws); --data-dir goes before a `--`. */
-  async cli (command: string[], timeoutMs = 30_000): Promise<CliResult> {
+  async cli (command: string[], timeoutMs = CLI_TIMEOUT_MS): Promise<CliResult> {
     const dashes = command.indexOf('--')
     const at = dashes === -1 ? command.length : dashes
     return await runCli([...command.slice(0, at), '--data-dir', this.dataDir, ...command.slice(at)], { timeoutMs })
@@ -84,7 +113,7 @@ export class DaemonProcess {
 
   /** `gpumesh <command> --json` against this daemon's data dir. */
   async json<T> (command: string[]): Promise<T> {
-    const result = await runCli([...command, '--data-dir', this.dataDir, '--json'], { timeoutMs: 30_000 })
+    const result = await runCli([...command, '--data-dir', this.dataDir, '--json'], { timeoutMs: CLI_TIMEOUT_MS })
     if (result.code !== 0) throw new Error(`gpumesh ${command.join(' ')} failed (${result.code}): ${result.stderr}`)
     return JSON.parse(result.stdout) as T
   }
