@@ -76,8 +76,9 @@ export class GossipRouter {
   private join (topic: string): void {
     if (topic === marketTopic() || topic === EVIDENCE_TOPIC || this.routed.has(topic)) return
     if (!isRoutableMarketTopic(topic)) return
-    if (this.routed.size >= (this.options.maxTopics ?? MAX_ROUTED_TOPICS)) {
-      this.options.log.debug('not routing another region topic: at the limit', { topic, limit: this.options.maxTopics ?? MAX_ROUTED_TOPICS })
+    const limit = this.options.maxTopics ?? MAX_ROUTED_TOPICS
+    if (this.routed.size >= limit) {
+      this.options.log.debug('not routing another region topic: at the limit', { topic, limit })
       return
     }
     this.routed.add(topic)

@@ -77,7 +77,7 @@ describe('gpumesh sim (separate processes)', function () {
     })
   }
 
-  for (const [scenario, variants, section] of [['sybil', ['gpumesh+sybil+silent'], 'sybil'], ['cheaters', ['gpumesh+cheaters+replicate-2', 'gpumesh+cheaters+replicate-2-wasm'], 'verification']] as const) {
+  for (const [scenario, variants, section] of [['sybil', ['gpumesh+sybil+silent'], 'sybil'], ['cheaters', ['gpumesh+cheaters+replicate-2', 'gpumesh+cheaters+replicate-2-wasm', 'gpumesh+cheaters+replicate-2-wasm-audit'], 'verification']] as const) {
     it(`runs the ${scenario} scenario at a tiny size: its variant run, faults entry and ${section} section in report.json and report.md`, async () => {
       const dir = join(root, scenario)
       const r = await runCli(['sim', '--scenario', scenario, '--nodes', '30', '--jobs', '12', '--out', dir], { timeoutMs: 200_000 })
