@@ -24,8 +24,21 @@ import type { AuctionBid } from './award.js'
 import type { MarketParams } from './params.js'
 import { describeGroups, replicaVerdict, type Verdict } from './replica-verdict.js'
 import type { RequesterAgentEffect, ReplicationView } from './requester-agent-types.js'
+import type { StandingSelection } from './standing.js'
 import { awardKey, credits, note, short, type AgentJob, type ReplicaSlot, type Replication, type Run } from './requester-agent-job.js'
 import { isRequesterFinal, nextRequesterDeadline, type RequesterEvent, type RequesterJob, type RequesterStatus } from './requester-lifecycle.js'
+
+/** A bid view's `rejected` for a bid the standing rule kept out of the ranking. */
+export const HELD_BACK = 'HELD_BACK'
+
+/** The note on a round with held-back bids: how many, and the first one's reason. */
+export function heldBackText (s: StandingSelection): string {
+  const signers = new Set(s.heldBack.map((h) => h.bid.signer))
+  const first = s.heldBack[0]
+  const why = first === undefined ? '' : `: ${short(first.bid.signer)} ${first.detail}${signers.size > 1 ? ', …' : ''}`
+  const then = s.reopenExcluding.length > 0 ? '; none in good standing, re-opening the round without them' : s.fallback ? '; none in good standing, ranking them all the same' : ''
+  return `${signers.size} bidder(s) held back by this node's own history${why}${then}`
+}
 
 /** What the runs need from the agent. */
 export interface ReplicaHost {
@@ -41,6 +54,8 @@ export interface ReplicaHost {
   readonly cluster?: ClusterLookup
   /** The provider has never delivered to this node. */
   newcomer: (peer: string) => boolean
+  /** The bids of a round closing at `now` split by the standing rule (standing.ts), without re-opening. */
+  byStanding: (bids: readonly AuctionBid[], now: number) => StandingSelection
   /** A verified delivery or a failure, into the reputation view. */
   record: (peer: string, ok: boolean, now: number) => void
   readonly spotcheckSeed?: Uint8Array
@@ -98,8 +113,11 @@ export function exclusionsOf (job: AgentJob, run: Run, own: readonly string[]): 
 export function closeReplicas (host: ReplicaHost, job: AgentJob, run: Run, round: number, exclude: string[], want: number, out: RequesterAgentEffect[]): void {
   const now = run.state.now
   const taken = takenBy(job, run)
-  const bids = run.state.auction.bids.map((b) => job.bids.get(b.bid))
+  const independent = run.state.auction.bids.map((b) => job.bids.get(b.bid))
     .filter((b): b is AuctionBid => b !== undefined && independentOf(host, b.signer, taken))
+  const standing = host.byStanding(independent, now)
+  const bids = standing.bids
+  if (standing.heldBack.length > 0) out.push(note(job, 'held-back', heldBackText(standing)))
   const first = run === job
   let decision
   try {
@@ -130,6 +148,7 @@ export function closeReplicas (host: ReplicaHost, job: AgentJob, run: Run, round
     if (r !== undefined) view.effectivePrice = Math.round(r.effectivePrice)
     const rejected = ranked.rejected.find((b) => b.cid === view.cid)
     if (rejected !== undefined) view.rejected = rejected.reason
+    else if (r === undefined && standing.heldBack.some((h) => h.bid.cid.toString() === view.cid)) view.rejected = HELD_BACK
   }
   const awards = decision.kind === 'awards' ? decision.awards : []
   const selection = decision.kind === 'awards' ? decision.selection : undefined
