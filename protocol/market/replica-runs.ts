@@ -61,6 +61,11 @@ export interface ReplicaHost {
   readonly spotcheckSeed?: Uint8Array
   /** Share (per mille) of agreeing deterministic replicated jobs re-executed all the same, drawn with `spotcheckSeed`. */
   readonly agreementAuditPerMille?: number
+  /** Re-execute an agreement of deterministic replicas none of whose providers is proven to this node (default on). */
+  readonly auditUnproven: boolean
+  /** The provider's output matched this node's own re-execution, or a proven provider's (the proof audit). */
+  proven: (peer: string) => boolean
+  prove: (peer: string) => void
 }
 
 /** The job's `verification` as the agent carries it out (none without the opened request, which the comparison needs). */
@@ -300,15 +305,27 @@ function endingOf (rep: Replication): NonNullable<Replication['ending']> {
   return { status: 'settled', reason: rep.outcome ?? 'paid in full' }
 }
 
+/**
+ * The proof audit: whether this agreement of a deterministic job's replicas is re-executed because none of
+ * their providers is proven to this node yet (its output matched this node's own run, or a proven
+ * provider's). Colluders that agree are then caught on their first job together; a provider earns
+ * proof only by matching a run this node trusts, so agreeing with each other earns them nothing.
+ */
+export function unprovenAgreement (host: ReplicaHost, job: AgentJob, providers: readonly string[]): boolean {
+  return host.auditUnproven && isDeterministic(job.request) && providers.length >= 2 && !providers.some((p) => host.proven(p))
+}
+
 function judge (host: ReplicaHost, job: AgentJob, rep: Replication, out: RequesterAgentEffect[]): void {
   const delivered = (s: ReplicaSlot): boolean => s.state.status === 'completed' && s.receipt !== undefined
+  const deliverers = rep.slots.filter(delivered).map((s) => s.state.award?.provider).filter((p): p is string => p !== undefined)
+  const unproven = unprovenAgreement(host, job, deliverers)
   const verdict: Verdict = replicaVerdict({
     request: job.envelope as NonNullable<AgentJob['envelope']>,
     runs: rep.slots.map((s) => ({ ...(s.state.award !== undefined ? { provider: s.state.award.provider } : {}), ...(delivered(s) ? { receipt: s.receipt } : {}) })),
     ...(rep.reexecution !== undefined && !rep.reexecution.startsWith('failed') ? { reexecuted: rep.reexecution } : {}),
     reexecuteFailed: rep.reexecution?.startsWith('failed') === true,
     tieBroken: rep.tieBroken,
-    auditAgreement: agreementAuditDrawn(host, job)
+    auditAgreement: unproven || agreementAuditDrawn(host, job)
   })
   if ('groups' in verdict) rep.groups = verdict.groups.map((g) => ({ outputs: g.outputs.toString(), providers: [...g.providers] }))
   const slotOf = (p: string): ReplicaSlot | undefined => rep.slots.find((s) => delivered(s) && s.state.award?.provider === p)
@@ -330,6 +347,8 @@ function judge (host: ReplicaHost, job: AgentJob, rep: Replication, out: Request
         ? `no replica's outputs match the re-execution (${verdict.outputs ?? '?'})`
         : `${verdict.paid.length} of ${n} replicas agree${verdict.by === 're-execution' ? ', confirmed by re-execution' : ''}: outputs ${verdict.outputs ?? '?'}`
       out.push(note(job, 'compared', rep.outcome))
+      // matching this node's own run, or a proven provider's, proves a provider
+      if (verdict.by === 're-execution' || verdict.paid.some((p) => host.proven(p))) for (const p of verdict.paid) host.prove(p)
       for (const p of verdict.paid) { const s = slotOf(p); if (s !== undefined) { s.verdict = 'matched'; pay(host, job, s, out) } }
       for (const p of verdict.outvoted) { const s = slotOf(p); if (s !== undefined) outvote(host, job, s, verdict.outputs, out) }
       rep.judged = true
@@ -338,7 +357,7 @@ function judge (host: ReplicaHost, job: AgentJob, rep: Replication, out: Request
     case 'reexecute':
       rep.reexecution = 'asked'
       out.push(note(job, 'compared', verdict.groups.length === 1
-        ? `the replicas agree (${describeGroups(verdict.groups)}) and the agreement audit drew the job: re-executing it locally`
+        ? `the replicas agree (${describeGroups(verdict.groups)}) and ${unproven ? 'none of their providers is proven to this node yet' : 'the agreement audit drew the job'}: re-executing it locally`
         : `no majority (${describeGroups(verdict.groups)}): re-executing the job locally`))
       out.push({ type: 'reexecute', job: job.id })
       break

@@ -67,7 +67,16 @@ export interface RequesterTrustOptions {
   agreementAuditPerMille?: number
   /** Bounds of the retroactive audit after a conviction (result-audit.ts). */
   audit?: Partial<ResultAuditParams>
+  /**
+   * The proof audit (replica-runs.ts `unprovenAgreement`): re-execute an agreement of deterministic
+   * replicas none of whose providers is proven to this node (default true; false: an agreement of
+   * strangers is accepted as it is, and two colluders that agree are caught only by the agreement audit).
+   */
+  auditUnproven?: boolean
 }
+
+/** Providers remembered as proven (the oldest proven is forgotten first: forgetting only costs an audit). */
+export const MAX_PROVEN_PROVIDERS = 4096
 
 /** Bidders' addresses kept from `bid-seen` (oldest dropped first). */
 const MAX_BIDDER_ADDRESSES = 4096
@@ -80,6 +89,9 @@ export class RequesterAgent implements ReplicaHost {
   readonly networks?: NetworkLookup
   readonly spotcheckSeed?: Uint8Array
   readonly agreementAuditPerMille?: number
+  readonly auditUnproven: boolean
+  /** Providers whose output matched this node's own re-execution or a proven provider's, oldest first. */
+  private readonly provenPeers = new Set<string>()
   /** The retroactive audits of this node's accepted results after convictions. */
   readonly audits: ResultAudits
 
@@ -94,6 +106,14 @@ export class RequesterAgent implements ReplicaHost {
       this.agreementAuditPerMille = share
     }
     this.audits = new ResultAudits(createResultAuditParams(trust.audit))
+    this.auditUnproven = trust.auditUnproven ?? true
+  }
+
+  readonly proven = (peer: string): boolean => this.provenPeers.has(peer) && !this.convicted(peer)
+  readonly prove = (peer: string): void => {
+    this.provenPeers.delete(peer)
+    this.provenPeers.add(peer)
+    if (this.provenPeers.size > MAX_PROVEN_PROVIDERS) this.provenPeers.delete(this.provenPeers.values().next().value as string)
   }
 
   /** A provider's addresses: those its bids came with and the lookup's (undefined: neither knows any). */
