@@ -222,7 +222,14 @@ export const configSchema = z.strictObject({
      * the owner's explicit opt-out for providers that share one address range (one host, one NAT): it gives up
      * the defence against one operator running many identities, and the daemon warns at start.
      */
-    replicaIndependence: z.enum(['subnet', 'peer']).default('subnet')
+    replicaIndependence: z.enum(['subnet', 'peer']).default('subnet'),
+    /**
+     * The proof audit (protocol/README.md §5.9): re-execute an agreement of deterministic replicas none of whose
+     * providers is proven to this node. false is the owner's opt-out: strangers that agree are paid on it.
+     */
+    auditUnproven: z.boolean().default(true),
+    /** The agreement audit: re-execute this share (per mille) of deterministic replicated jobs whose replicas agree. */
+    agreementAuditPerMille: z.int().min(0).max(1000).default(0)
   }).prefault({}),
   executors: z.strictObject({
     process: z.strictObject({

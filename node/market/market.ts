@@ -152,6 +152,8 @@ export class Market {
       trust: {
         spotcheckSeed: await loadSpotcheckSeed(options.dataDir),
         independence: config.verification.replicaIndependence,
+        auditUnproven: config.verification.auditUnproven,
+        agreementAuditPerMille: config.verification.agreementAuditPerMille,
         ...(options.replicaAddresses !== undefined ? { addresses: options.replicaAddresses } : {})
       }
     })
