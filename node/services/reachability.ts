@@ -87,11 +87,16 @@ export class ReachabilityService implements Startable {
   start (): void {
     this.startedAt = this.now()
     this.components.events.addEventListener('connection:open', this.onConnection)
-    this.timer = setInterval(() => { void this.check() }, this.init.checkMs ?? REACHABILITY_CHECK_MS)
+    this.timer = setInterval(() => { this.checkLogged() }, this.init.checkMs ?? REACHABILITY_CHECK_MS)
     this.timer.unref()
   }
 
-  afterStart (): void { void this.check() }
+  afterStart (): void { this.checkLogged() }
+
+  /** check() from a timer: an error is logged, never thrown into the event loop. */
+  private checkLogged (): void {
+    this.check().catch((err: unknown) => { this.log.error('reachability check failed - %e', err) })
+  }
 
   stop (): void {
     clearInterval(this.timer)

@@ -101,6 +101,15 @@ describe('node/services/reachability', () => {
     assert.deepEqual(service.status().relayAddresses, [])
   })
 
+  it('a second relayed connection beside an open relayed one is no upgrade', () => {
+    const f = fake()
+    service = new ReachabilityService(f.components, { mode: 'auto', checkMs: 60_000 })
+    service.start()
+    f.fire(connection(`${RELAY}/p2p-circuit/p2p/${PEER}`))
+    f.fire(connection(`${RELAY}/p2p-circuit/p2p/${PEER}`))
+    assert.deepEqual([service.status().relayedConnections, service.status().directUpgrades], [2, 0])
+  })
+
   it('status lists the relay addresses the address manager announces', () => {
     const f = fake()
     f.addresses.push({ multiaddr: multiaddr(`${RELAY}/p2p-circuit/p2p/${PEER}`), verified: true })
