@@ -4,7 +4,8 @@
  * behind its own NAT router doing nft masquerade, which drops every connection the public side starts.
  * Each provider finds out it is behind NAT, reserves a slot on the bootstrap peer's relay and announces the
  * relay address; the buyer finds both, reaches them over the relay, and DCUtR upgrades those connections to
- * direct ones (the NATed provider dials the public buyer); a job then runs on one of them.
+ * direct ones (the NATed provider dials the public buyer); a job then runs on one of them. Two providers
+ * both behind NAT stay relayed (the limit README "NAT traversal" explains), and the last case pins that down.
  *
  * Not part of `npm test`: `npm run test:nat` (root, iproute2, nftables). It skips, saying why, elsewhere.
  */
@@ -157,6 +158,17 @@ describe('NAT traversal in network namespaces: AutoNAT, relay reservations, DCUt
     assert.match(logs.stdout, /hello from behind NAT/)
     const toWinner = (await buyer.json<PeerJson[]>(['peers'])).filter((p) => p.peerId === winner)
     assert.ok(toWinner.length > 0 && toWinner.every((c) => !c.addresses.some((a) => a.includes('p2p-circuit'))), JSON.stringify(toWinner))
+  })
+
+  it('two providers both behind NAT stay relayed, so neither can fetch the other\'s ad (the documented limit)', async () => {
+    // DCUtR needs a public address of each side to exchange; a js-libp2p node behind NAT has none over TCP
+    // (README "NAT traversal"), and gpumesh's protocols refuse the relayed (limited) connection
+    const fromA = await (providers.pA as DaemonProcess).json<ProvidersJson>(['providers'])
+    const failure = fromA.failures.find((f) => f.peerId === ids.pB)
+    assert.ok(failure !== undefined, JSON.stringify(fromA))
+    assert.match(failure.message, /limited connection/)
+    const aToB = (await (providers.pA as DaemonProcess).json<PeerJson[]>(['peers'])).filter((p) => p.peerId === ids.pB)
+    assert.ok(aToB.length > 0 && aToB.every((c) => c.addresses.every((a) => a.includes('/p2p-circuit/'))), JSON.stringify(aToB))
   })
 })
 
