@@ -13,6 +13,7 @@ import { DEFAULT_MIN_REQUESTER_TRUST } from '../../protocol/market/requester-vie
 import { HOUR_MS, MAX_JOB_GPUS, MINUTE_MS, SECOND_MS } from '../../protocol/limits.js'
 import { isKnownTimeZone } from '../../protocol/time-zone.js'
 import { parseWindows, WindowSyntaxError } from './windows.js'
+import { NAT_MODES } from '../../protocol/nat/reachability.js'
 import { PROBE_BURST, PROBE_INTERVAL_MIN_MS, PROBE_INTERVAL_MS, PROBE_JITTER, PROBE_PER_HOUR } from '../../protocol/trust/probe-schedule.js'
 
 const multiaddrString = z.string().refine((s) => {
@@ -149,6 +150,16 @@ export const configSchema = z.strictObject({
     /** Re-provide this long before records expire. */
     reprovideThresholdMs: z.int().min(10 * SECOND_MS).default(2 * HOUR_MS),
     reprovideCheckMs: z.int().min(SECOND_MS).default(10 * MINUTE_MS)
+  }).prefault({}),
+  /** NAT traversal (node/services/reachability.ts, protocol/nat/reachability.ts). */
+  nat: z.strictObject({
+    /**
+     * auto: AutoNAT and the node's addresses decide; a node found behind NAT reserves a slot on a relay
+     * (the bootstrap peers) and announces the relay address. public / private: the owner says so.
+     */
+    reachability: z.enum(NAT_MODES).default('auto'),
+    /** Upgrade relayed connections to direct ones with DCUtR (hole punching). */
+    holePunch: z.boolean().default(true)
   }).prefault({}),
   gossip: z.strictObject({
     /**
