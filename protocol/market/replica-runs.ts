@@ -306,13 +306,14 @@ function endingOf (rep: Replication): NonNullable<Replication['ending']> {
 }
 
 /**
- * The proof audit: whether this agreement of a deterministic job's replicas is re-executed because none of
- * their providers is proven to this node yet (its output matched this node's own run, or a proven
- * provider's). Colluders that agree are then caught on their first job together; a provider earns
- * proof only by matching a run this node trusts, so agreeing with each other earns them nothing.
+ * The proof audit: whether the delivered replicas of a deterministic job (an agreement, or a lone one whose
+ * co-replicas failed) are re-executed because none of their providers is proven to this node yet (its
+ * output matched this node's own run, or a proven provider's). Colluders that agree are then caught on
+ * their first job together; a provider earns proof only by matching a run this node trusts, so agreeing
+ * with each other earns them nothing.
  */
 export function unprovenAgreement (host: ReplicaHost, job: AgentJob, providers: readonly string[]): boolean {
-  return host.auditUnproven && isDeterministic(job.request) && providers.length >= 2 && !providers.some((p) => host.proven(p))
+  return host.auditUnproven && isDeterministic(job.request) && providers.length > 0 && !providers.some((p) => host.proven(p))
 }
 
 function judge (host: ReplicaHost, job: AgentJob, rep: Replication, out: RequesterAgentEffect[]): void {

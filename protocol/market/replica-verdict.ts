@@ -4,13 +4,14 @@
  * agent (replica-runs.ts) and carried out there.
  *
  * - No replica delivered: the job failed. One delivered (the others failed all their attempts, or a
- *   spotcheck found no second provider): it is paid, unverified.
+ *   spotcheck found no second provider): it is paid, unverified — unless the job is deterministic and
+ *   audited (`auditAgreement`, below): then it is re-run and judged as a group of one.
  * - Any split of a deterministic job (wasm), majority or not: the requester re-runs the job itself;
  *   the group whose output equals its own is paid, every other voter outvoted; none equal to it:
  *   every voter outvoted. A majority of colluders cannot outvote the right output, and the requester
  *   re-runs the job to sign its fraud proofs anyway.
- * - Agreeing replicas of a deterministic job are paid on their agreement, unless the agreement audit
- *   drew the job (`auditAgreement`): then the requester re-runs it as for a split, so colluders that
+ * - Agreeing replicas of a deterministic job are paid on their agreement, unless the job is audited
+ *   (`auditAgreement`: the agreement audit drew it, or none of their providers is proven, replica-runs.ts): then the requester re-runs it as for a split, so colluders that
  *   agree on a wrong output are outvoted by the re-execution.
  * - A majority (compareReplicas) of another job: its voters are paid, the other voters outvoted.
  * - No majority, another job: one tie-break replica on a further independent provider (once, while the
@@ -60,12 +61,13 @@ export function replicaVerdict (input: VerdictInput): Verdict {
   const delivered = input.runs.filter((r): r is { provider: string, receipt: OpenedMessage<'receipt'> } => r.receipt !== undefined && r.provider !== undefined)
   const only = delivered[0]
   if (only === undefined) return { kind: 'failed', reason: 'no replica delivered a verified receipt' }
-  if (delivered.length === 1) return { kind: 'unverified', provider: only.provider }
-  const outcome = compareReplicas({ request: input.request, replicas: delivered.map((r) => r.provider), receipts: delivered.map((r) => r.receipt) })
-  const { groups } = outcome
   const deterministic = isDeterministic(input.request.payload)
   // an agreement audit whose own run failed leaves the agreement to decide, as without the audit
   const audited = deterministic && input.auditAgreement === true && input.reexecuteFailed !== true
+  // a lone delivered replica is paid unverified, unless the audit re-executes it as it would an agreement
+  if (delivered.length === 1 && !audited) return { kind: 'unverified', provider: only.provider }
+  const outcome = compareReplicas({ request: input.request, replicas: delivered.map((r) => r.provider), receipts: delivered.map((r) => r.receipt) })
+  const { groups } = outcome
   if (outcome.kind === 'majority' && (!deterministic || (groups.length === 1 && !audited))) {
     return { kind: 'decided', by: 'majority', outputs: outcome.outputs.toString(), paid: outcome.matched, outvoted: outcome.mismatched, groups }
   }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { sha256 } from '../../../../crypto/index.js'
 import { NOW, WINDOW, peer } from '../../../helpers/requester-agent-driver.js'
-import { addressesOf, deliverReplica, replicaDriver, verifiedJob } from '../../../helpers/replica-driver.js'
+import { addressesOf, deliverReplica, outputsOf, replicaDriver, verifiedJob } from '../../../helpers/replica-driver.js'
 import { jobIdOf } from '../../../../protocol/index.js'
 
 /** The spec's draw (protocol/README.md §5.9), computed here: first 4 bytes, big-endian, of sha2-256(domain ‖ seed ‖ binary job id). */
@@ -77,6 +77,31 @@ describe('the requester agent: spotcheck perMille (protocol/market/replica-runs.
     assert.deepEqual(d.of('pay').filter((p) => p.final).map((p) => p.payee), [peer(1)])
     assert.deepEqual(d.of('finished').map((f) => f.status), ['settled'])
     assert.match(d.state?.state.reason ?? '', /^unverified/)
+  })
+
+  it('drawn, a wasm job, no check bidder: the proof audit re-executes the lone run of an unproven provider before paying it', () => {
+    const wasm = verifiedJob({ mode: 'spotcheck', perMille: 1000 }, 'wasm')
+    const lone = (output: string, proven: boolean): ReturnType<typeof replicaDriver> => {
+      const d = replicaDriver(wasm, { addresses: addressesOf(), spotcheckSeed: on })
+      if (proven) d.agent.prove(peer(1))
+      d.submit()
+      d.bid(1, 1_000_000)
+      d.runTo(NOW + WINDOW)
+      deliverReplica(d, 1, 'x')
+      d.runTo(d.now + 3 * WINDOW)
+      if (d.of('reexecute').length > 0) d.send({ type: 'reexecuted', now: d.now, job: d.id, output: outputsOf(output).toString() })
+      return d
+    }
+    const wrong = lone('right', false)
+    assert.equal(wrong.of('reexecute').length, 1)
+    assert.deepEqual(wrong.of('pay').filter((p) => p.final), [], 'its output is not the re-execution\'s: not paid')
+    assert.deepEqual(wrong.of('publish-fraud-proof').map((p) => p.subject), [peer(1)])
+    const right = lone('x', false)
+    assert.deepEqual(right.of('pay').filter((p) => p.final).map((p) => p.payee), [peer(1)])
+    assert.equal(right.agent.proven(peer(1)), true)
+    const known = lone('right', true)
+    assert.equal(known.of('reexecute').length, 0, 'a proven provider\'s lone run is paid unverified')
+    assert.deepEqual(known.of('pay').filter((p) => p.final).map((p) => p.payee), [peer(1)])
   })
 
   it('not drawn (a seed whose draw is just at perMille × 2³² / 1000), or no seed: the single run is paid at once', () => {
