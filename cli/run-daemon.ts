@@ -23,8 +23,6 @@ export async function runDaemon (command: Command, role: 'node' | 'bootstrap'): 
     ...(role === 'node' ? [`  selling: ${status.selling ? `${status.gpus.length} GPU(s) in ${config.provider.region}` : 'nothing'}`] : []),
     '  press Ctrl+C to stop'
   ]
-  process.stdout.write(`${lines.join('\n')}\n`)
-
   await new Promise<void>((resolve) => {
     let signals = 0
     const say = (line: string): void => { if (!outputClosed(process.stderr)) process.stderr.write(`gpumesh: ${line}\n`) }
@@ -44,5 +42,7 @@ export async function runDaemon (command: Command, role: 'node' | 'bootstrap'): 
     process.on('SIGTERM', onSignal)
     // `gpumesh node start | head -1`: once the reader is gone, stop as on SIGTERM (never die uncleanly)
     onOutputClosed(() => { onSignal('output closed') })
+    // only now "press Ctrl+C": a signal sent as soon as the line is read must find the handlers in place
+    process.stdout.write(`${lines.join('\n')}\n`)
   })
 }
