@@ -42,6 +42,8 @@ import { awardKey, credits, note, short, type AgentJob, type Run } from './reque
 import { isDeterministic } from '../trust/fraud-proof.js'
 import { InvalidResultAuditParamsError, ResultAudits, createResultAuditParams, type AcceptedResult, type AuditStep, type ResultAuditParams } from './result-audit.js'
 import type { AgentJobView, RequesterAgentEffect, RequesterAgentEvent } from './requester-agent-types.js'
+import { estimateRttMs, type NodeLocation } from './rtt-estimate.js'
+import { RttView, type RttViewParams } from './rtt-view.js'
 
 export * from './requester-agent-types.js'
 export { awardKey } from './requester-agent-job.js'
@@ -66,6 +68,14 @@ export interface RequesterTrustOptions {
   agreementAuditPerMille?: number
   /** Bounds of the retroactive audit after a conviction (result-audit.ts). */
   audit?: Partial<ResultAuditParams>
+  /**
+   * Where this node is (its config's provider.region / provider.country): bidders it has not measured
+   * are scored at the RTT estimated from their bid's region and country (rtt-estimate.ts). Absent: no
+   * estimates, only measurements (`rtt.measured`, fed by the shell).
+   */
+  location?: NodeLocation
+  /** The RTT view's bounds (rtt-view.ts). */
+  rtt?: Partial<RttViewParams>
 }
 
 /** Bidders' addresses kept from `bid-seen` (oldest dropped first). */
@@ -81,6 +91,9 @@ export class RequesterAgent implements ReplicaHost {
   readonly agreementAuditPerMille?: number
   /** The retroactive audits of this node's accepted results after convictions. */
   readonly audits: ResultAudits
+  /** This node's RTT to each provider: the shell feeds measurements (`rtt.measured`), bids feed estimates. */
+  readonly rtt: RttView
+  readonly location?: NodeLocation
 
   constructor (readonly peerId: string, readonly params: MarketParams = defaultMarketParams, private readonly trust: RequesterTrustOptions = {}) {
     this.reputation = new Reputation(params.scoring, peerId)
@@ -93,6 +106,8 @@ export class RequesterAgent implements ReplicaHost {
       this.agreementAuditPerMille = share
     }
     this.audits = new ResultAudits(createResultAuditParams(trust.audit))
+    this.rtt = new RttView(trust.rtt)
+    if (trust.location !== undefined) this.location = trust.location
   }
 
   /** A provider's addresses: those its bids came with and the lookup's (undefined: neither knows any). */
@@ -248,9 +263,12 @@ export class RequesterAgent implements ReplicaHost {
     const s = run.state
     if (job.bids.has(cid)) return
     if (e.addrs !== undefined) this.keepAddrs(e.bid.signer, e.addrs)
+    if (this.location !== undefined) this.rtt.estimated(e.bid.signer, estimateRttMs(this.location, { region: e.bid.payload.region, country: e.bid.payload.country }))
+    const at = Math.max(e.now, s.auction.closesAt)
     const assessed = assessBid({ cid: job.cid, payload: job.request }, e.bid, {
-      at: Math.max(e.now, s.auction.closesAt),
-      reliability: (peer) => this.reputation.reliability(peer, Math.max(e.now, s.auction.closesAt)),
+      at,
+      reliability: (peer) => this.reputation.reliability(peer, at),
+      rtt: (peer) => this.rtt.rttMs(peer, e.now),
       params: this.params.scoring
     })
     if ('fault' in assessed) { out.push({ type: 'ignored', job: job.id, reason: `bid ${cid} refused on arrival: ${assessed.fault}` }); return }
@@ -516,6 +534,7 @@ export class RequesterAgent implements ReplicaHost {
         job: { cid: job.cid, payload: job.request },
         bids,
         reliability: (peer) => this.reputation.reliability(peer, now),
+        rtt: (peer) => this.rtt.rttMs(peer, now),
         excluded: exclude,
         convicted: this.convicted,
         attempt: job.state.attempt + 1,
@@ -534,6 +553,8 @@ export class RequesterAgent implements ReplicaHost {
       if (ranked !== undefined) view.effectivePrice = Math.round(ranked.effectivePrice)
       const rejected = decision.rejected.find((r) => r.cid === view.cid)
       if (rejected !== undefined) view.rejected = rejected.reason
+      const rtt = this.rtt.lookup(view.provider, now)
+      if (rtt !== undefined) { view.rttMs = Math.round(rtt.ms); view.rttSource = rtt.source }
     }
     if (decision.kind === 'none') {
       this.step(job, job, { type: 'bidding-closed', now, round }, out)
