@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict'
 import { Identity, cidOfValue } from '../../../../crypto/index.js'
 import { jobIdOf, jobRequestSchema, openMessage, sealMessage, type Bid, type JobRequest } from '../../../../protocol/index.js'
+import { assessBid } from '../../../../protocol/market/bid-store.js'
 import { BidRejection, auditAward, decideAward, verifyAward, type AuctionBid, type AuctionJob, type AwardDecision } from '../../../../protocol/market/award.js'
 import {
   InvalidScoringParamsError, LATENCY_SENSITIVE_DISTANCE_PENALTY_PER_100MS, LATENCY_SENSITIVE_MAX_DISTANCE_PENALTY, createScoringParams,
@@ -90,6 +91,20 @@ describe('latency in the auction', () => {
       assert.equal(winnerOf(decide(plain, [bid(plain, 0, M), bid(plain, 1, 900_000)], { 0: 20, 1: 120 })), peer(1))
       const sensitive = makeJob({ latencySensitive: true })
       assert.equal(winnerOf(decide(sensitive, [bid(sensitive, 0, M), bid(sensitive, 1, 900_000)], { 0: 20, 1: 120 })), peer(0))
+    })
+  })
+
+  describe('the bid store', () => {
+    it('scores a held bid with the job\'s parameters and the RTT view at arrival', () => {
+      const job = makeJob({ latencySensitive: true })
+      const held = (rttMs: number | undefined): number => {
+        const out = assessBid(job, bid(job, 0, M), { at: DECIDED, reliability: () => 1, rtt: () => rttMs })
+        assert.ok('held' in out)
+        return out.held.effectivePrice
+      }
+      assert.equal(held(100), 1_250_000)
+      assert.equal(held(0), M)
+      assert.equal(held(undefined), 1_500_000)
     })
   })
 

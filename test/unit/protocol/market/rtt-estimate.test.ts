@@ -86,6 +86,9 @@ describe('protocol/market rtt-estimate', () => {
       assert.equal(westIn, meanBetween(['DE'], countriesOfRegion('eu-west')))
       assert.equal(estimateRttMs({ region: 'eu-west' }, { region: 'ap-east' }), meanBetween(countriesOfRegion('eu-west'), countriesOfRegion('ap-east')))
       assert.equal(estimateRttMs({ region: 'eu-west' }, { region: 'ap-east' }), estimateRttMs({ region: 'ap-east' }, { region: 'eu-west' }))
+      // rounded to the nearest ms, not truncated (DE → eu-north averages 44.875 ms)
+      assert.equal(estimateRttMs({ country: 'DE' }, { region: 'eu-north' }), 45)
+      assert.equal(meanBetween(['DE'], countriesOfRegion('eu-north')), 45)
       // near is nearer than far
       assert.ok((westIn as number) < (estimateRttMs({ country: 'DE' }, { region: 'oc' }) as number))
     })
