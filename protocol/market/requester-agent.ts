@@ -117,6 +117,7 @@ export class RequesterAgent implements ReplicaHost {
     return seen === undefined ? looked : looked === undefined ? seen : [...seen, ...looked]
   }
   readonly reliability = (peer: string, now: number): number | undefined => this.reputation.reliability(peer, now)
+  readonly rttMs = (peer: string, now: number): number | undefined => this.rtt.rttMs(peer, now)
   readonly convicted = (peer: string): boolean => this.reputation.convictionOf(peer) !== undefined
   readonly newcomer = (peer: string): boolean => (this.reputation.history(peer)?.ok ?? 0) === 0
   readonly record = (peer: string, ok: boolean, now: number): void => { this.reputation.record(peer, ok, now) }

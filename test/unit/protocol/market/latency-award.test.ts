@@ -15,6 +15,7 @@ import {
 } from '../../../../protocol/market/scoring.js'
 import { countryRttMs, estimateRttMs } from '../../../../protocol/market/rtt-estimate.js'
 import { MAX_PLACEMENT_RTT_MS } from '../../../../protocol/limits.js'
+import { decideReplicatedAward } from '../../../../protocol/trust/replicate.js'
 import { NOW } from '../../../helpers/arbitraries.js'
 import { DECIDED, awarded, withHeader } from '../../../helpers/award-decide.js'
 import { Driver, WINDOW, jobPayload, peer as agentPeer } from '../../../helpers/requester-agent-driver.js'
@@ -23,7 +24,7 @@ const M = 1_000_000
 const providers = Array.from({ length: 3 }, (_, i) => new Identity(new Uint8Array(32).fill(170 + i)))
 const peer = (i: number): string => (providers[i] as Identity).peerId
 
-function makeJob (placement: Partial<JobRequest['placement']> = {}): AuctionJob {
+function makeJob (placement: Partial<JobRequest['placement']> = {}, paymentRule: JobRequest['auction']['paymentRule'] = 'first-price'): AuctionJob {
   const payload: JobRequest = {
     v: 1,
     issuedAt: NOW,
@@ -34,7 +35,7 @@ function makeJob (placement: Partial<JobRequest['placement']> = {}): AuctionJob 
     sla: { tier: 'silver', maxPrice: 3 * M, maxStartDelaySec: 300 },
     placement: { regions: [], residency: 'prefer', ...placement },
     verification: { mode: 'none' },
-    auction: { bidWindowMs: 500, paymentRule: 'first-price' }
+    auction: { bidWindowMs: 500, paymentRule }
   }
   return { cid: jobIdOf(payload), payload }
 }
@@ -122,6 +123,25 @@ describe('latency in the auction', () => {
       const forged = { ...award, job: plain.cid, bid: (plainBids[0] as AuctionBid).cid, considered: plainBids.map((b) => b.cid).sort((a, b) => a.toString() < b.toString() ? -1 : 1) }
       const check = auditAward(forged, { job: plain, bids: plainBids })
       assert.equal(check.ok ? undefined : check.reason, 'WRONG_WINNER')
+    })
+  })
+
+  describe('a replicated latency-sensitive job', () => {
+    it('ranks and pays each replica with the job\'s parameters: second-score prices verify under the same RTT view', () => {
+      const job = makeJob({ latencySensitive: true }, 'second-score')
+      const bids = [bid(job, 0, M), bid(job, 1, M), bid(job, 2, M)]
+      const rtt = new Map([[peer(0), 0], [peer(1), 100], [peer(2), 200]])
+      const addresses = (p: string): string[] => [`/ip4/10.${providers.findIndex((x) => x.peerId === p) + 1}.0.1/tcp/1`]
+      const d = decideReplicatedAward({ job, bids, attempt: 1, now: DECIDED, leaseMs: 30_000, billingIntervalSec: 60, reliability: () => 1, rtt, addresses, k: 2 })
+      assert.equal(d.kind, 'awards')
+      if (d.kind !== 'awards') return
+      // the runner-up's effective price over the winner's factor (one less when the tie goes to the runner-up's CID);
+      // under a plain job's 2 %/100 ms they would be about 1.02 and 1.016 credits
+      assert.deepEqual(d.awards.map((a) => a.winner), [peer(0), peer(1)])
+      const [first, second] = d.awards.map((a) => a.price) as [number, number]
+      assert.ok(first === 1_250_000 || first === 1_249_999, String(first))
+      assert.ok(second === 1_200_000 || second === 1_199_999, String(second))
+      for (const award of d.awards) assert.deepEqual(verifyAward(withHeader(award), { job, bids, reliability: () => 1, rtt }), { ok: true })
     })
   })
 
