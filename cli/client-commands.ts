@@ -48,6 +48,14 @@ function notConnected (status: StatusInfo): NotConnectedError | undefined {
   return new NotConnectedError(`not connected to any peer; bootstrap peers: ${b !== undefined ? bootstrapLine(b, Date.now()) : 'unknown'}`)
 }
 
+/** `reachability: private (reason)`, and the relay and DCUtR counts when a relay is involved. */
+function natLines (nat: StatusInfo['nat']): string[] {
+  const lines = [`  reachability: ${nat.reachability} (${nat.reason})`]
+  if (nat.relayListening || nat.relayedConnections > 0) lines.push(`  relay:       ${nat.relayAddresses.length} relay address(es), ${nat.relayedConnections} relayed connection(s), ${nat.directUpgrades} upgraded to direct`)
+  lines.push(...nat.relayAddresses.map((a) => `  via relay:   ${a}`))
+  return lines
+}
+
 export async function statusCommand (command: Command): Promise<void> {
   const status = await (await client(command)).get<StatusInfo>('/v1/status')
   if (command.opts().json === true) return out(toJson(status))
@@ -57,6 +65,7 @@ export async function statusCommand (command: Command): Promise<void> {
     `  up since:    ${new Date(status.startedAt).toISOString()}`,
     `  connections: ${status.connections}, DHT ${status.dht.mode} with ${status.dht.routingTable} peers in its routing table`,
     `  bootstrap:   ${bootstrapLine(status.bootstrap, Date.now())}`,
+    ...(status.nat !== undefined ? natLines(status.nat) : []),
     ...status.addresses.map((a) => `  listening:   ${a}`),
     `  GPUs:        ${status.gpus.length === 0 ? 'none' : status.gpus.map((g) => `${g.name} (${formatVram(g.vramMiB)}, ${g.provenance})`).join(', ')}`,
     `  detection:   ${status.gpuDetection}`,

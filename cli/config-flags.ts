@@ -16,6 +16,7 @@ const FLAGS: FlagSpec[] = [
   { flag: '--no-community-bootstrap', path: 'communityBootstrap', description: 'do not use bootstrap/peers.json' },
   { flag: '--allow <multiaddr...>', path: 'connections.allow', description: 'address prefixes exempt from connection limits, e.g. /ip4/127.0.0.1 for a local network' },
   { flag: '--allow-colocation', path: 'gossip.allowColocation', description: 'no gossipsub penalty for many peers on one IP (local networks)' },
+  { flag: '--reachability <mode>', path: 'nat.reachability', description: 'auto (AutoNAT decides; relay when behind NAT), public or private' },
   { flag: '--dht-mode <mode>', path: 'dht.mode', description: 'server or client' },
   { flag: '--api-port <port>', path: 'api.port', description: 'local API port (0 = any free port)', parse: Number },
   { flag: '--log-level <level>', path: 'log.level', description: 'trace, debug, info, warn, error or silent' },

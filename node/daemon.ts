@@ -29,6 +29,7 @@ import { findProviders, type FindResult } from './discovery.js'
 import { setupExecutors, type ExecutorSetup } from './executors/setup.js'
 import { GpuDetectionError, detectGpus, toGpuInfo, type GpuDetection } from './gpu/nvidia-smi.js'
 import { buildLibp2p, type BuildOptions, type GpumeshLibp2p, type Role } from './libp2p.js'
+import type { ReachabilityStatus } from './services/reachability.js'
 import type { Logger, LoggerFactory } from './logger.js'
 import { createMetrics, type NodeMetrics } from './metrics.js'
 import { NodeStore, StorageError } from './storage.js'
@@ -74,6 +75,8 @@ export interface StatusInfo {
   addresses: string[]
   connections: number
   dht: { mode: string, routingTable: number }
+  /** Reachability and NAT traversal (node/services/reachability.ts). */
+  nat: ReachabilityStatus
   selling: boolean
   gpus: GpuInfo[]
   ad?: { cid: string, seq: number, expiresAt: number }
@@ -346,6 +349,7 @@ export class Daemon {
       addresses: this.addresses(),
       connections: this.node.getConnections().length,
       dht: { mode: dht.getMode(), routingTable: (dht as unknown as { routingTable?: { size: number } }).routingTable?.size ?? -1 },
+      nat: this.node.services.reachability.status(),
       selling: this.ad !== undefined,
       gpus: this.gpus,
       ...(this.ad !== undefined ? { ad: { cid: this.ad.cid.toString(), seq: this.ad.payload.seq, expiresAt: this.ad.payload.expiresAt } } : {}),

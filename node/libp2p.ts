@@ -8,8 +8,9 @@ import { noise } from '@chainsafe/libp2p-noise'
 import { yamux } from '@chainsafe/libp2p-yamux'
 import { bootstrap } from '@libp2p/bootstrap'
 import { circuitRelayServer, circuitRelayTransport } from '@libp2p/circuit-relay-v2'
+import { dcutr } from '@libp2p/dcutr'
 import { gossipsub } from '@libp2p/gossipsub'
-import { identify } from '@libp2p/identify'
+import { identify, identifyPush } from '@libp2p/identify'
 import type { ComponentLogger, ConnectionEncrypter, ConnectionGater, PeerDiscovery, PrivateKey, StreamMuxerFactory, Transport } from '@libp2p/interface'
 import { kadDHT, passthroughMapper, removePrivateAddressesMapper } from '@libp2p/kad-dht'
 import { ping } from '@libp2p/ping'
@@ -20,6 +21,7 @@ import { createLibp2p, type Libp2p } from 'libp2p'
 import { EVIDENCE_TOPIC, PROTOCOLS, gossipMessageId, providerTopics } from '../protocol/index.js'
 import type { Config } from './config/schema.js'
 import { GOSSIP_MAX_RPC_BYTES, countDroppedRpcs } from './gossip-limits.js'
+import { autoNAT } from './autonat.js'
 import { libp2pLogger } from './libp2p-logger.js'
 import { silentLoggers, type Logger } from './logger.js'
 import type { NodeMetrics } from './metrics.js'
@@ -29,6 +31,7 @@ import { capabilityService, type CapabilityService } from './services/capability
 import { execService, type ExecService } from './services/exec.js'
 import { historyService, type HistoryService } from './services/history.js'
 import { probeService, type ProbeService } from './services/probe.js'
+import { reachabilityService, type ReachabilityService } from './services/reachability.js'
 
 export type Role = 'node' | 'bootstrap'
 
@@ -37,6 +40,7 @@ const PING_STREAMS = { maxOutboundStreams: 8, maxInboundStreams: 16 }
 
 export type GpumeshServices = {
   identify: ReturnType<ReturnType<typeof identify>>
+  identifyPush: ReturnType<ReturnType<typeof identifyPush>>
   ping: ReturnType<ReturnType<typeof ping>>
   dht: ReturnType<ReturnType<typeof kadDHT>>
   pubsub: ReturnType<ReturnType<typeof gossipsub>>
@@ -46,6 +50,9 @@ export type GpumeshServices = {
   exec: ExecService
   history: HistoryService
   relay?: ReturnType<ReturnType<typeof circuitRelayServer>>
+  autoNAT: unknown
+  dcutr?: unknown
+  reachability: ReachabilityService
 }
 
 export type GpumeshLibp2p = Libp2p<GpumeshServices>
@@ -77,6 +84,9 @@ export async function buildLibp2p (options: BuildOptions): Promise<GpumeshLibp2p
 
   const services: Record<string, unknown> = {
     identify: identify(),
+    // tells connected peers (the DHT servers answering for this node's provider records) when its addresses
+    // change, e.g. once a relay reservation adds a /p2p-circuit address; without it they keep the old ones
+    identifyPush: identifyPush(),
     ping: ping(PING_STREAMS),
     dht: kadDHT({
       protocol: PROTOCOLS.kad,
@@ -115,6 +125,12 @@ export async function buildLibp2p (options: BuildOptions): Promise<GpumeshLibp2p
     // the market sets services.history.source; a bootstrap peer holds no evidence and does not serve
     history: historyService({ serve: role !== 'bootstrap', metrics: options.metrics, now: options.now })
   }
+  // NAT traversal (issue 12): AutoNAT verifies public addresses (and answers others' requests); a node found
+  // behind NAT listens on /p2p-circuit (node/services/reachability.ts) and DCUtR upgrades relayed connections
+  services.autoNAT = autoNAT()
+  // a bootstrap peer is a relay, and seeks none for itself
+  services.reachability = reachabilityService({ mode: config.nat.reachability, seekRelay: role !== 'bootstrap', ...(options.now !== undefined ? { now: options.now } : {}) })
+  if (config.nat.holePunch) services.dcutr = dcutr()
   if (role === 'bootstrap') services.relay = circuitRelayServer()
 
   const node = await createLibp2p({

@@ -6,9 +6,15 @@
  * renamed into place, so a crash never leaves a half-written blob under a real name. Every read re-hashes
  * the file: a blob that changed on disk is an error (CORRUPT), never returned.
  *
- * Serving grants (which peer may fetch which CID over /gpumesh/blob/1.0.0) are kept in memory only: the
- * market re-makes them from its job records after a restart.
+ * Serving grants (which peer may fetch which CID over /gpumesh/blob/1.0.0) are kept in memory only and
+ * are not re-made after a restart (issue 12, restart recovery): a provider that restarts cannot hand its
+ * outputs over, a requester that restarts cannot serve its inputs to a provider still fetching them.
+ * A public grant (`grantPublic`) lets any peer fetch a CID: the inputs of a job this node proved wrong
+ * in a fraud proof that could not embed them, so third parties can check the proof (protocol/README §5.9).
  */
+
+/** CIDs granted to every peer at most (the oldest grant gives way). */
+export const MAX_PUBLIC_GRANTS = 4096
 import { constants } from 'node:fs'
 import { chmod, mkdir, open, readFile, readdir, rename, rm, stat, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -47,6 +53,8 @@ const errnoOf = (err: unknown): string | undefined => (err as NodeJS.ErrnoExcept
 export class BlobStore {
   /** cid string → peer ids allowed to fetch it (in memory; see the file comment). */
   private readonly grants = new Map<string, Set<string>>()
+  /** CID strings any peer may fetch, oldest first. */
+  private readonly publicGrants = new Set<string>()
 
   private constructor (readonly dir: string) {}
 
@@ -181,6 +189,7 @@ export class BlobStore {
   /** Delete a blob and its grants; absent blobs are fine. */
   async remove (cid: CID): Promise<void> {
     this.grants.delete(cid.toString())
+    this.publicGrants.delete(cid.toString())
     if (!supported(cid)) return
     try {
       await unlink(this.pathOf(cid))
@@ -204,7 +213,16 @@ export class BlobStore {
     if (peers?.size === 0) this.grants.delete(key)
   }
 
+  /** Allow every peer to fetch `cid` from this node (in memory only; at most MAX_PUBLIC_GRANTS). */
+  grantPublic (cid: CID): void {
+    const key = cid.toString()
+    this.publicGrants.delete(key)
+    this.publicGrants.add(key)
+    if (this.publicGrants.size > MAX_PUBLIC_GRANTS) this.publicGrants.delete(this.publicGrants.values().next().value as string)
+  }
+
   allowed (cid: CID, peer: PeerId | string): boolean {
-    return this.grants.get(cid.toString())?.has(peer.toString()) ?? false
+    const key = cid.toString()
+    return this.publicGrants.has(key) || (this.grants.get(key)?.has(peer.toString()) ?? false)
   }
 }

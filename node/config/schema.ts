@@ -13,6 +13,7 @@ import { DEFAULT_MIN_REQUESTER_TRUST } from '../../protocol/market/requester-vie
 import { HOUR_MS, MAX_JOB_GPUS, MINUTE_MS, SECOND_MS } from '../../protocol/limits.js'
 import { isKnownTimeZone } from '../../protocol/time-zone.js'
 import { parseWindows, WindowSyntaxError } from './windows.js'
+import { NAT_MODES } from '../../protocol/nat/reachability.js'
 import { PROBE_BURST, PROBE_INTERVAL_MIN_MS, PROBE_INTERVAL_MS, PROBE_JITTER, PROBE_PER_HOUR } from '../../protocol/trust/probe-schedule.js'
 
 const multiaddrString = z.string().refine((s) => {
@@ -150,6 +151,16 @@ export const configSchema = z.strictObject({
     reprovideThresholdMs: z.int().min(10 * SECOND_MS).default(2 * HOUR_MS),
     reprovideCheckMs: z.int().min(SECOND_MS).default(10 * MINUTE_MS)
   }).prefault({}),
+  /** NAT traversal (node/services/reachability.ts, protocol/nat/reachability.ts). */
+  nat: z.strictObject({
+    /**
+     * auto: AutoNAT and the node's addresses decide; a node found behind NAT reserves a slot on a relay
+     * (the bootstrap peers) and announces the relay address. public / private: the owner says so.
+     */
+    reachability: z.enum(NAT_MODES).default('auto'),
+    /** Upgrade relayed connections to direct ones with DCUtR (hole punching). */
+    holePunch: z.boolean().default(true)
+  }).prefault({}),
   gossip: z.strictObject({
     /**
      * Drop gossipsub's IP-colocation penalty. It is a Sybil defence, but it stops a mesh from forming
@@ -222,7 +233,14 @@ export const configSchema = z.strictObject({
      * the owner's explicit opt-out for providers that share one address range (one host, one NAT): it gives up
      * the defence against one operator running many identities, and the daemon warns at start.
      */
-    replicaIndependence: z.enum(['subnet', 'peer']).default('subnet')
+    replicaIndependence: z.enum(['subnet', 'peer']).default('subnet'),
+    /**
+     * The proof audit (protocol/README.md §5.9): re-execute an agreement of deterministic replicas none of whose
+     * providers is proven to this node. false is the owner's opt-out: strangers that agree are paid on it.
+     */
+    auditUnproven: z.boolean().default(true),
+    /** The agreement audit: re-execute this share (per mille) of deterministic replicated jobs whose replicas agree. */
+    agreementAuditPerMille: z.int().min(0).max(1000).default(0)
   }).prefault({}),
   executors: z.strictObject({
     process: z.strictObject({

@@ -152,6 +152,8 @@ export class Market {
       trust: {
         spotcheckSeed: await loadSpotcheckSeed(options.dataDir),
         independence: config.verification.replicaIndependence,
+        auditUnproven: config.verification.auditUnproven,
+        agreementAuditPerMille: config.verification.agreementAuditPerMille,
         // where this machine is: bidders not measured yet are scored at the RTT estimated from it
         location: { region: config.provider.region, ...(config.provider.country !== undefined ? { country: config.provider.country } : {}) },
         ...(options.replicaAddresses !== undefined ? { addresses: options.replicaAddresses } : {})

@@ -138,6 +138,10 @@ export class Convictions {
     if (proof === undefined) return view
     // convicted here once; the proof is published on every mismatch found (a peer that missed it gets another chance)
     await this.convict({ subject: result.provider, proof: proof.cid.toString(), message: proof, relayed: true })
+    // inputs the proof could not embed: any peer checking it fetches them from this node (§5.9)
+    if (proof.payload.kind === 'wrong-output' && (proof.payload.inputs?.length ?? 0) === 0) {
+      for (const input of request.payload.workload.inputs) this.options.blobs.grantPublic(input.cid)
+    }
     await this.options.gossip.publish(proof, [EVIDENCE_TOPIC]).catch((err: unknown) => {
       this.options.log.warn('publishing a fraud proof failed', { proof: proof.cid.toString(), error: err })
     })

@@ -13,6 +13,7 @@ import { PREEMPT_EXACT_LIMIT } from './bid-policy.js'
 import { BID_DELAY_FRACTION, BID_SPREAD_SHARE, DAMPING_GROUP_SIZE, ENOUGH_BETTER_BIDS } from './damping.js'
 import { DEFAULT_BILLING_INTERVAL_SEC, DEFAULT_LEASE_MS, HEARTBEATS_PER_LEASE, MAX_FAILED_ATTEMPTS } from './lifecycle-shared.js'
 import { InvalidScoringParamsError, createScoringParams, defaultScoringParams, type ScoringParams, type ScoringParamsInit } from './scoring.js'
+import { defaultStandingParams, standingProblems, type StandingParams } from './standing.js'
 
 /** Notice a preempted bronze job gets before its work stops. */
 export const DEFAULT_PREEMPT_NOTICE_MS = 2_000
@@ -70,6 +71,8 @@ export interface MarketParams {
   maxFailedAttempts: number
   /** How bids are scored (scoring.ts). */
   scoring: ScoringParams
+  /** Which bidders the requester's own history lets take another award (standing.ts). */
+  standing: StandingParams
 }
 
 export const defaultMarketParams: Readonly<MarketParams> = Object.freeze({
@@ -89,12 +92,14 @@ export const defaultMarketParams: Readonly<MarketParams> = Object.freeze({
   seenBids: Object.freeze({ maxJobs: DEFAULT_SEEN_BID_JOBS, maxPerJob: DEFAULT_SEEN_BIDS_PER_JOB }),
   endedRetentionMs: ENDED_RETENTION_MS,
   maxFailedAttempts: MAX_FAILED_ATTEMPTS,
-  scoring: defaultScoringParams
+  scoring: defaultScoringParams,
+  standing: defaultStandingParams
 })
 
 /** Overrides for createMarketParams: any subset; nested objects merge field by field. */
-export type MarketParamsInit = Partial<Omit<MarketParams, 'seenBids' | 'scoring'>> & {
+export type MarketParamsInit = Partial<Omit<MarketParams, 'seenBids' | 'scoring' | 'standing'>> & {
   seenBids?: Partial<MarketParams['seenBids']>
+  standing?: Partial<StandingParams>
   scoring?: ScoringParamsInit
 }
 
@@ -152,6 +157,8 @@ function marketParamsProblems (p: MarketParams): MarketParamsProblem[] {
   ]
   const problems = rules.flatMap((rule) => check(rule) ?? [])
   if (typeof p.damping !== 'boolean') problems.push({ field: 'damping', message: `expected true or false, got ${String(p.damping)}` })
+  if (typeof p.standing !== 'object' || p.standing === null) problems.push({ field: 'standing', message: 'expected an object' })
+  else for (const [field, message] of standingProblems(p.standing)) problems.push({ field: `standing.${field}`, message })
   return problems
 }
 
@@ -174,6 +181,7 @@ export function createMarketParams (init: MarketParamsInit = {}, base: Readonly<
     ...base,
     ...init,
     seenBids: { ...base.seenBids, ...init.seenBids },
+    standing: { ...base.standing, ...init.standing },
     scoring
   }
   const problems = [...marketParamsProblems(params), ...(scoringProblem !== undefined ? [scoringProblem] : [])]

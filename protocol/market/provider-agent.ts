@@ -15,7 +15,7 @@ import type { PaymentCommitment } from '../messages/settlement.js'
 import type { AuctionBid } from './award.js'
 import { SeenBids } from './seen-bids.js'
 import { reviewAward, startNow } from './award-review.js'
-import { BusyJobs, Reservations, allocationFor } from './reservations.js'
+import { BusyJobs, Reservations, UNFINISHED_AWARD_HORIZON_MS, allocationFor } from './reservations.js'
 import { decideBid } from './bid-policy.js'
 import { bidWindowClosesAt } from './bid-window.js'
 import { dampingDelayMs, shouldStaySilent, tieBreakUniform } from './damping.js'
@@ -405,7 +405,10 @@ export class ProviderAgent {
   /** An award on gossip: this node's bids on the job that it shows lost release their GPUs. */
   private onAwardSeen (award: AgentAward): void {
     const a = award.payload
-    const released = this.holds.awardSeen({ job: a.job.toString(), bid: a.bid.toString(), attempt: a.attempt, signer: award.signer })
+    const job = a.job.toString()
+    const maxRuntimeSec = this.holds.requestFor(job)?.workload.maxRuntimeSec
+    const unfinishedUntil = a.issuedAt + (maxRuntimeSec !== undefined ? maxRuntimeSec * 1000 + a.leaseMs : UNFINISHED_AWARD_HORIZON_MS)
+    const released = this.holds.awardSeen({ job, bid: a.bid.toString(), attempt: a.attempt, signer: award.signer, winner: a.winner, unfinishedUntil })
     if (released.length > 0) this.note('debug', 'bid lost: GPUs released', { job: a.job.toString(), winner: a.winner })
     this.released(released)
   }

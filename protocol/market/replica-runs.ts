@@ -24,8 +24,21 @@ import type { AuctionBid } from './award.js'
 import type { MarketParams } from './params.js'
 import { describeGroups, replicaVerdict, type Verdict } from './replica-verdict.js'
 import type { RequesterAgentEffect, ReplicationView } from './requester-agent-types.js'
+import type { StandingSelection } from './standing.js'
 import { awardKey, credits, note, short, type AgentJob, type ReplicaSlot, type Replication, type Run } from './requester-agent-job.js'
 import { isRequesterFinal, nextRequesterDeadline, type RequesterEvent, type RequesterJob, type RequesterStatus } from './requester-lifecycle.js'
+
+/** A bid view's `rejected` for a bid the standing rule kept out of the ranking. */
+export const HELD_BACK = 'HELD_BACK'
+
+/** The note on a round with held-back bids: how many, and the first one's reason. */
+export function heldBackText (s: StandingSelection): string {
+  const signers = new Set(s.heldBack.map((h) => h.bid.signer))
+  const first = s.heldBack[0]
+  const why = first === undefined ? '' : `: ${short(first.bid.signer)} ${first.detail}${signers.size > 1 ? ', …' : ''}`
+  const then = s.reopenExcluding.length > 0 ? '; none in good standing, re-opening the round without them' : s.fallback ? '; none in good standing, ranking them all the same' : ''
+  return `${signers.size} bidder(s) held back by this node's own history${why}${then}`
+}
 
 /** What the runs need from the agent. */
 export interface ReplicaHost {
@@ -43,11 +56,18 @@ export interface ReplicaHost {
   readonly cluster?: ClusterLookup
   /** The provider has never delivered to this node. */
   newcomer: (peer: string) => boolean
+  /** The bids of a round closing at `now` split by the standing rule (standing.ts), without re-opening. */
+  byStanding: (bids: readonly AuctionBid[], now: number) => StandingSelection
   /** A verified delivery or a failure, into the reputation view. */
   record: (peer: string, ok: boolean, now: number) => void
   readonly spotcheckSeed?: Uint8Array
   /** Share (per mille) of agreeing deterministic replicated jobs re-executed all the same, drawn with `spotcheckSeed`. */
   readonly agreementAuditPerMille?: number
+  /** Re-execute an agreement of deterministic replicas none of whose providers is proven to this node (default on). */
+  readonly auditUnproven: boolean
+  /** The provider's output matched this node's own re-execution, or a proven provider's (the proof audit). */
+  proven: (peer: string) => boolean
+  prove: (peer: string) => void
 }
 
 /** The job's `verification` as the agent carries it out (none without the opened request, which the comparison needs). */
@@ -100,8 +120,11 @@ export function exclusionsOf (job: AgentJob, run: Run, own: readonly string[]): 
 export function closeReplicas (host: ReplicaHost, job: AgentJob, run: Run, round: number, exclude: string[], want: number, out: RequesterAgentEffect[]): void {
   const now = run.state.now
   const taken = takenBy(job, run)
-  const bids = run.state.auction.bids.map((b) => job.bids.get(b.bid))
+  const independent = run.state.auction.bids.map((b) => job.bids.get(b.bid))
     .filter((b): b is AuctionBid => b !== undefined && independentOf(host, b.signer, taken))
+  const standing = host.byStanding(independent, now)
+  const bids = standing.bids
+  if (standing.heldBack.length > 0) out.push(note(job, 'held-back', heldBackText(standing)))
   const first = run === job
   let decision
   try {
@@ -133,6 +156,7 @@ export function closeReplicas (host: ReplicaHost, job: AgentJob, run: Run, round
     if (r !== undefined) view.effectivePrice = Math.round(r.effectivePrice)
     const rejected = ranked.rejected.find((b) => b.cid === view.cid)
     if (rejected !== undefined) view.rejected = rejected.reason
+    else if (r === undefined && standing.heldBack.some((h) => h.bid.cid.toString() === view.cid)) view.rejected = HELD_BACK
   }
   const awards = decision.kind === 'awards' ? decision.awards : []
   const selection = decision.kind === 'awards' ? decision.selection : undefined
@@ -284,15 +308,27 @@ function endingOf (rep: Replication): NonNullable<Replication['ending']> {
   return { status: 'settled', reason: rep.outcome ?? 'paid in full' }
 }
 
+/**
+ * The proof audit: whether this agreement of a deterministic job's replicas is re-executed because none of
+ * their providers is proven to this node yet (its output matched this node's own run, or a proven
+ * provider's). Colluders that agree are then caught on their first job together; a provider earns
+ * proof only by matching a run this node trusts, so agreeing with each other earns them nothing.
+ */
+export function unprovenAgreement (host: ReplicaHost, job: AgentJob, providers: readonly string[]): boolean {
+  return host.auditUnproven && isDeterministic(job.request) && providers.length >= 2 && !providers.some((p) => host.proven(p))
+}
+
 function judge (host: ReplicaHost, job: AgentJob, rep: Replication, out: RequesterAgentEffect[]): void {
   const delivered = (s: ReplicaSlot): boolean => s.state.status === 'completed' && s.receipt !== undefined
+  const deliverers = rep.slots.filter(delivered).map((s) => s.state.award?.provider).filter((p): p is string => p !== undefined)
+  const unproven = unprovenAgreement(host, job, deliverers)
   const verdict: Verdict = replicaVerdict({
     request: job.envelope as NonNullable<AgentJob['envelope']>,
     runs: rep.slots.map((s) => ({ ...(s.state.award !== undefined ? { provider: s.state.award.provider } : {}), ...(delivered(s) ? { receipt: s.receipt } : {}) })),
     ...(rep.reexecution !== undefined && !rep.reexecution.startsWith('failed') ? { reexecuted: rep.reexecution } : {}),
     reexecuteFailed: rep.reexecution?.startsWith('failed') === true,
     tieBroken: rep.tieBroken,
-    auditAgreement: agreementAuditDrawn(host, job)
+    auditAgreement: unproven || agreementAuditDrawn(host, job)
   })
   if ('groups' in verdict) rep.groups = verdict.groups.map((g) => ({ outputs: g.outputs.toString(), providers: [...g.providers] }))
   const slotOf = (p: string): ReplicaSlot | undefined => rep.slots.find((s) => delivered(s) && s.state.award?.provider === p)
@@ -314,6 +350,8 @@ function judge (host: ReplicaHost, job: AgentJob, rep: Replication, out: Request
         ? `no replica's outputs match the re-execution (${verdict.outputs ?? '?'})`
         : `${verdict.paid.length} of ${n} replicas agree${verdict.by === 're-execution' ? ', confirmed by re-execution' : ''}: outputs ${verdict.outputs ?? '?'}`
       out.push(note(job, 'compared', rep.outcome))
+      // matching this node's own run, or a proven provider's, proves a provider
+      if (verdict.by === 're-execution' || verdict.paid.some((p) => host.proven(p))) for (const p of verdict.paid) host.prove(p)
       for (const p of verdict.paid) { const s = slotOf(p); if (s !== undefined) { s.verdict = 'matched'; pay(host, job, s, out) } }
       for (const p of verdict.outvoted) { const s = slotOf(p); if (s !== undefined) outvote(host, job, s, verdict.outputs, out) }
       rep.judged = true
@@ -322,7 +360,7 @@ function judge (host: ReplicaHost, job: AgentJob, rep: Replication, out: Request
     case 'reexecute':
       rep.reexecution = 'asked'
       out.push(note(job, 'compared', verdict.groups.length === 1
-        ? `the replicas agree (${describeGroups(verdict.groups)}) and the agreement audit drew the job: re-executing it locally`
+        ? `the replicas agree (${describeGroups(verdict.groups)}) and ${unproven ? 'none of their providers is proven to this node yet' : 'the agreement audit drew the job'}: re-executing it locally`
         : `no majority (${describeGroups(verdict.groups)}): re-executing the job locally`))
       out.push({ type: 'reexecute', job: job.id })
       break

@@ -71,7 +71,7 @@ export type RequesterAgentEvent =
 export type RequesterAgentEffect =
   | { type: 'publish-job', job: string }
   /** Re-auction: gossip an auction round for the job (the shell seals it with the job's request). */
-  | { type: 'publish-round', job: string, round: number, attempt: number, excluded: string[], reason: FailureReason | 'no-bids' | 'replica' }
+  | { type: 'publish-round', job: string, round: number, attempt: number, excluded: string[], reason: FailureReason | 'no-bids' | 'held-back' | 'replica' }
   /**
    * Seal and send the award (`fields` are the award's payload without its header), open the exec
    * stream, grant the inputs; answer with `award-sealed`. `why`: one line for the job's view.

@@ -36,8 +36,9 @@ import {
 import { Reputation } from './reputation.js'
 import {
   advanceReplication, biddingRun, cancelReplicas, closeReplicas, exclusionsOf, nextRound, onReexecuted, replicationView, runOf, runsOf,
-  spotcheckDrawn, startSpotcheck, summarise, verificationOf, type ReplicaHost
+  spotcheckDrawn, startSpotcheck, summarise, verificationOf, HELD_BACK, heldBackText, type ReplicaHost
 } from './replica-runs.js'
+import { selectByStanding, type StandingSelection } from './standing.js'
 import { awardKey, credits, note, short, type AgentJob, type Run } from './requester-agent-job.js'
 import { isDeterministic } from '../trust/fraud-proof.js'
 import { InvalidResultAuditParamsError, ResultAudits, createResultAuditParams, type AcceptedResult, type AuditStep, type ResultAuditParams } from './result-audit.js'
@@ -69,6 +70,12 @@ export interface RequesterTrustOptions {
   /** Bounds of the retroactive audit after a conviction (result-audit.ts). */
   audit?: Partial<ResultAuditParams>
   /**
+   * The proof audit (replica-runs.ts `unprovenAgreement`): re-execute an agreement of deterministic
+   * replicas none of whose providers is proven to this node (default true; false: an agreement of
+   * strangers is accepted as it is, and two colluders that agree are caught only by the agreement audit).
+   */
+  auditUnproven?: boolean
+  /**
    * Where this node is (its config's provider.region / provider.country): bidders it has not measured
    * are scored at the RTT estimated from their bid's region and country (rtt-estimate.ts). Absent: no
    * estimates, only measurements (`rtt.measured`, fed by the shell).
@@ -77,6 +84,9 @@ export interface RequesterTrustOptions {
   /** The RTT view's bounds (rtt-view.ts). */
   rtt?: Partial<RttViewParams>
 }
+
+/** Providers remembered as proven (the oldest proven is forgotten first: forgetting only costs an audit). */
+export const MAX_PROVEN_PROVIDERS = 4096
 
 /** Bidders' addresses kept from `bid-seen` (oldest dropped first). */
 const MAX_BIDDER_ADDRESSES = 4096
@@ -89,6 +99,9 @@ export class RequesterAgent implements ReplicaHost {
   readonly networks?: NetworkLookup
   readonly spotcheckSeed?: Uint8Array
   readonly agreementAuditPerMille?: number
+  readonly auditUnproven: boolean
+  /** Providers whose output matched this node's own re-execution or a proven provider's, oldest first. */
+  private readonly provenPeers = new Set<string>()
   /** The retroactive audits of this node's accepted results after convictions. */
   readonly audits: ResultAudits
   /** This node's RTT to each provider: the shell feeds measurements (`rtt.measured`), bids feed estimates. */
@@ -108,6 +121,14 @@ export class RequesterAgent implements ReplicaHost {
     this.audits = new ResultAudits(createResultAuditParams(trust.audit))
     this.rtt = new RttView(trust.rtt)
     if (trust.location !== undefined) this.location = trust.location
+    this.auditUnproven = trust.auditUnproven ?? true
+  }
+
+  readonly proven = (peer: string): boolean => this.provenPeers.has(peer) && !this.convicted(peer)
+  readonly prove = (peer: string): void => {
+    this.provenPeers.delete(peer)
+    this.provenPeers.add(peer)
+    if (this.provenPeers.size > MAX_PROVEN_PROVIDERS) this.provenPeers.delete(this.provenPeers.values().next().value as string)
   }
 
   /** A provider's addresses: those its bids came with and the lookup's (undefined: neither knows any). */
@@ -121,6 +142,30 @@ export class RequesterAgent implements ReplicaHost {
   readonly convicted = (peer: string): boolean => this.reputation.convictionOf(peer) !== undefined
   readonly newcomer = (peer: string): boolean => (this.reputation.history(peer)?.ok ?? 0) === 0
   readonly record = (peer: string, ok: boolean, now: number): void => { this.reputation.record(peer, ok, now) }
+  readonly byStanding = (bids: readonly AuctionBid[], now: number): StandingSelection => this.selectByStanding(bids, now, false)
+
+  /** This node's awards not yet ended (awarded or running) and made at or before `madeBy`, per provider. */
+  unfinishedAwards (madeBy = Infinity): Map<string, number> {
+    const out = new Map<string, number>()
+    for (const job of this.jobs.values()) {
+      for (const run of runsOf(job)) {
+        const award = run.state.award
+        if (award !== undefined && award.awardedAt <= madeBy && (run.state.status === 'awarded' || run.state.status === 'running')) out.set(award.provider, (out.get(award.provider) ?? 0) + 1)
+      }
+    }
+    return out
+  }
+
+  /** `bids` split by the standing rule (standing.ts) under this node's own history at `now`. */
+  private selectByStanding (bids: readonly AuctionBid[], now: number, mayReopen: boolean): StandingSelection {
+    const params = this.params.standing
+    if (!params.enabled || bids.length === 0) return selectByStanding(bids, () => ({ ok: 0, failed: 0, okCount: 0, unfinished: 0 }), false, params)
+    const unfinished = this.unfinishedAwards(now - params.exposureGraceMs)
+    return selectByStanding(bids, (provider) => {
+      const own = this.reputation.ownAt(provider, now)
+      return { ok: own.ok, failed: own.failed, okCount: own.okCount, unfinished: unfinished.get(provider) ?? 0 }
+    }, mayReopen, params)
+  }
 
   /** Apply one event; returns what the shell must do, in order. Never throws on bad input. */
   handle (event: RequesterAgentEvent): RequesterAgentEffect[] {
@@ -528,7 +573,15 @@ export class RequesterAgent implements ReplicaHost {
   /** The round closed: decide the award over the held bids, and tell the lifecycle. */
   private close (job: AgentJob, round: number, exclude: string[], out: RequesterAgentEffect[]): void {
     const now = job.state.now
-    const bids = job.state.auction.bids.map((b) => job.bids.get(b.bid)).filter((b): b is AuctionBid => b !== undefined)
+    const held = job.state.auction.bids.map((b) => job.bids.get(b.bid)).filter((b): b is AuctionBid => b !== undefined)
+    const standing = this.selectByStanding(held, now, !job.state.auction.reopened && now < job.state.config.expiresAt)
+    if (standing.heldBack.length > 0) out.push(note(job, 'held-back', heldBackText(standing)))
+    if (standing.reopenExcluding.length > 0) {
+      for (const view of job.bidViews) view.rejected = HELD_BACK
+      this.step(job, job, { type: 'bidding-closed', now, round, holdBack: standing.reopenExcluding }, out)
+      return
+    }
+    const bids = standing.bids
     let decision
     try {
       decision = decideAward({
@@ -554,6 +607,7 @@ export class RequesterAgent implements ReplicaHost {
       if (ranked !== undefined) view.effectivePrice = Math.round(ranked.effectivePrice)
       const rejected = decision.rejected.find((r) => r.cid === view.cid)
       if (rejected !== undefined) view.rejected = rejected.reason
+      else if (ranked === undefined && standing.heldBack.some((h) => h.bid.cid.toString() === view.cid)) view.rejected = HELD_BACK
       const rtt = this.rtt.lookup(view.provider, now)
       if (rtt !== undefined) { view.rttMs = Math.round(rtt.ms); view.rttSource = rtt.source }
     }

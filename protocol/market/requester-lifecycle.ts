@@ -226,8 +226,12 @@ export interface RequesterJob {
 export type RequesterEvent =
   /** A bid that passed screening on arrival (`assessBid`), with its price and effective price. */
   | { type: 'bid-received', now: number, bid: string, provider: string, price: number, effectivePrice: number }
-  /** The award logic's answer to `close-auction` (for that `round`, when given); no winner = none acceptable. */
-  | { type: 'bidding-closed', now: number, round?: number, winner?: AwardChoice }
+  /**
+   * The award logic's answer to `close-auction` (for that `round`, when given); no winner = none acceptable.
+   * `holdBack` (with no winner): every bid's provider is held back by the requester's standing rule
+   * (standing.ts): re-open the round once, excluding them, without an explanation.
+   */
+  | { type: 'bidding-closed', now: number, round?: number, winner?: AwardChoice, holdBack?: string[] }
   | { type: 'award-accepted', now: number, provider: string }
   | { type: 'award-declined', now: number, provider: string, reason?: string }
   | { type: 'heartbeat', now: number, provider: string, seq: number, state: JobState, gpuSeconds: number }
@@ -273,7 +277,7 @@ export type AwardEnding = 'settled' | 'cancelled' | 'preempted'
 
 export type RequesterEffect =
   | { type: 'publish-job' }
-  | { type: 're-auction', attempt: number, exclude: string[], reason: FailureReason | 'no-bids' }
+  | { type: 're-auction', attempt: number, exclude: string[], reason: FailureReason | 'no-bids' | 'held-back' }
   | { type: 'close-auction', round: number, bids: BidRef[], exclude: string[] }
   | { type: 'explain', round: number, bids: number }
   | {
@@ -346,7 +350,7 @@ function handle (s: RequesterJob, e: RequesterEvent, now: number): RequesterTran
   if (FINAL.has(s.status)) return ignore(s, `job is ${s.status}`)
   switch (e.type) {
     case 'bid-received': return onBid(s, e)
-    case 'bidding-closed': return onBiddingClosed(s, e.round, e.winner, now)
+    case 'bidding-closed': return onBiddingClosed(s, e.round, e.winner, now, e.holdBack)
     case 'award-accepted': return onAccepted(s, e.provider, now)
     case 'award-declined': return onDeclined(s, e.provider, e.reason, now)
     case 'heartbeat': return onHeartbeat(s, e, now)
@@ -395,10 +399,10 @@ function closeAuction (s: RequesterJob, now: number): RequesterTransition {
   return { state: { ...s, auction }, effects: [{ type: 'close-auction', round: auction.round, bids: auction.bids, exclude: s.excluded }] }
 }
 
-function onBiddingClosed (s: RequesterJob, round: number | undefined, winner: AwardChoice | undefined, now: number): RequesterTransition {
+function onBiddingClosed (s: RequesterJob, round: number | undefined, winner: AwardChoice | undefined, now: number, holdBack?: readonly string[]): RequesterTransition {
   if (s.status !== 'bidding' || !s.auction.closing) return ignore(s, 'no award decision awaited')
   if (round !== undefined && round !== s.auction.round) return ignore(s, 'decision for another round')
-  if (winner == null) return noWinner(s, now)
+  if (winner == null) return holdBack !== undefined && holdBack.length > 0 ? heldBack(s, now, holdBack) : noWinner(s, now)
   const known = s.auction.bids.some((b) => b.bid === winner.bid && b.provider === winner.provider)
   if (!known) return ignore(s, 'the winner is not among the bids received')
   if (!isCount(winner.price)) return ignore(s, 'the award price is not a whole number of micros')
@@ -427,6 +431,17 @@ function awardTo (s: RequesterJob, winner: AwardChoice, now: number): RequesterT
 /** The award choice's own fields (a caller's object may carry more). */
 function pickChoice (w: AwardChoice): AwardChoice {
   return { bid: w.bid, provider: w.provider, price: w.price, ...(w.newcomer === true ? { newcomer: true } : {}) }
+}
+
+/**
+ * Every bidder held back (standing.ts): re-open once per attempt, excluding them (up to the schema's
+ * MAX_EXCLUDED_PEERS, earlier exclusions first); when the round was re-opened already, as no winner.
+ */
+function heldBack (s: RequesterJob, now: number, providers: readonly string[]): RequesterTransition {
+  if (s.auction.reopened || now >= s.config.expiresAt) return noWinner(s, now)
+  const excluded = [...new Set([...s.excluded, ...providers])].slice(0, MAX_EXCLUDED_PEERS)
+  const effects: RequesterEffect[] = [{ type: 're-auction', attempt: s.attempt + 1, exclude: excluded, reason: 'held-back' }]
+  return { state: { ...s, excluded, auction: openAuction(s.auction.round + 1, now, s.config, true) }, effects }
 }
 
 /** No acceptable bid: explain, then re-open once per attempt or expire. */

@@ -7,6 +7,8 @@
  * - the award for the bid comes (the hold becomes the allocation; the agent releases it);
  * - an award of the job's requester for the job, at an attempt at least the bid's, names another bid;
  * - a bid of another provider for the same round is seen that the award will prefer, as far as this
+ *   provider can tell (never a provider it saw win an award of the same requester that may still be
+ *   unfinished at the round's close: the requester's standing rule, standing.ts, may pass it over), as far as this
  *   provider can tell: it passes the award's screening at the round's close, and at the one prior's
  *   reliability (what the requester knows of a stranger) it scores below this bid at the reliability
  *   the requester's own record of this provider gives it (`estimateReliability` of this provider's
@@ -51,7 +53,20 @@ export interface Reservation {
 }
 
 /** An award as seen on gossip (signed by `signer`). */
-export interface SeenAward { job: string, bid: string, attempt: number, signer: string }
+export interface SeenAward {
+  job: string
+  bid: string
+  attempt: number
+  signer: string
+  /** The provider awarded, and until when its award may still be unfinished (ms; absent: not tracked). */
+  winner?: string
+  unfinishedUntil?: number
+}
+
+/** How long an award seen on gossip is taken to be unfinished when its job's max runtime is unknown. */
+export const UNFINISHED_AWARD_HORIZON_MS = 24 * 60 * 60_000
+/** At most this many awards seen on gossip are tracked as possibly unfinished (the oldest give way). */
+export const MAX_TRACKED_AWARDS = 4096
 
 /** The allocation a bid decision would commit for `request` (the award review commits the same shape). */
 export function allocationFor (job: string, request: JobRequest, decision: Extract<BidDecision, { kind: 'bid' }>, price: number = decision.price): Allocation {
@@ -65,6 +80,8 @@ export class Reservations {
   private readonly byKey = new Map<string, Reservation>()
   /** This provider's awards from each requester that settled (ok) or failed. */
   private readonly records = new Map<string, Outcomes>()
+  /** Awards seen on gossip, `requester winner` → until when they may be unfinished. */
+  private readonly unfinished = new Map<string, number>()
 
   /** How many holds are recorded (some may have run out: `active` drops them). */
   get size (): number {
@@ -95,6 +112,12 @@ export class Reservations {
 
   /** An award seen on gossip: release every hold it shows lost. Returns the released keys. */
   awardSeen (award: SeenAward): string[] {
+    if (award.winner !== undefined && award.unfinishedUntil !== undefined) {
+      const k = `${award.signer} ${award.winner}`
+      this.unfinished.delete(k)
+      this.unfinished.set(k, Math.max(award.unfinishedUntil, this.unfinished.get(k) ?? 0))
+      if (this.unfinished.size > MAX_TRACKED_AWARDS) this.unfinished.delete(this.unfinished.keys().next().value as string)
+    }
     return this.releaseWhere((r) => r.job === award.job && r.requester === award.signer && award.attempt >= r.attempt && r.bid !== award.bid)
   }
 
@@ -116,7 +139,23 @@ export class Reservations {
     const job = bid.payload.job.toString()
     return this.releaseWhere((r) => r.job === job && (r.opensAt === undefined || bid.payload.issuedAt >= r.opensAt) &&
       r.excluded?.includes(bid.signer) !== true && screenBid(bid, r.request, r.closesAt) === undefined &&
+      !this.mayHoldUnfinished(r.requester, bid.signer, r.closesAt) &&
       beats(bid.payload.price, r.hold.price, this.reliabilityAt(r.requester, params), r.request, params))
+  }
+
+  /** The job request of a hold on `job`, if this node holds GPUs for one of its rounds. */
+  requestFor (job: string): JobRequest | undefined {
+    for (const r of this.byKey.values()) if (r.job === job) return r.request.payload
+    return undefined
+  }
+
+  /**
+   * Whether `provider` may still hold an award of `requester` at `at`, as far as awards seen on gossip
+   * tell: the requester's standing rule (standing.ts) may then pass its better bid over, so it does not
+   * show this node's bid lost.
+   */
+  mayHoldUnfinished (requester: string, provider: string, at: number): boolean {
+    return (this.unfinished.get(`${requester} ${provider}`) ?? -Infinity) > at
   }
 
   /** The earliest `until` of the holds (undefined: none). */

@@ -140,6 +140,14 @@ export class ReputationStore {
     return p === undefined ? undefined : { ok: p.okCount, failed: p.failedCount }
   }
 
+  /** This node's own record of `subject` at `now`: decayed weights and plain counts (zeros when it has none). */
+  ownAt (subject: string, now = this.latest): { ok: number, failed: number, okCount: number, failedCount: number } {
+    const p = this.bySigner.get(this.self)?.get(subject)
+    if (p === undefined) return { ok: 0, failed: 0, okCount: 0, failedCount: 0 }
+    const w = pairWeightsAt(p, now, this.params.halfLifeMs)
+    return { ok: w.ok, failed: w.failed, okCount: p.okCount, failedCount: p.failedCount }
+  }
+
   /** How much `reporter`'s evidence counts at `now`: 1 for this node, 0..reporterWeightCap for others. */
   trustIn (reporter: string, now = this.latest): number {
     if (reporter === this.self) return 1

@@ -14,9 +14,11 @@ export interface CliResult { code: number | null, stdout: string, stderr: string
  */
 export const CLI_TIMEOUT_MS = 120_000
 
-export async function runCli (args: string[], options: { env?: NodeJS.ProcessEnv, timeoutMs?: number } = {}): Promise<CliResult> {
+/** `prefix`: a command to run the CLI under, e.g. ['ip', 'netns', 'exec', 'ns1'] (test/nat). */
+export async function runCli (args: string[], options: { env?: NodeJS.ProcessEnv, timeoutMs?: number, prefix?: readonly string[] } = {}): Promise<CliResult> {
   return await new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    const argv = [...(options.prefix ?? []), process.execPath, BIN, ...args]
+    const child = spawn(argv[0] as string, argv.slice(1), { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d })

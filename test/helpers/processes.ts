@@ -17,7 +17,7 @@ export class DaemonProcess {
   stderr = ''
   private readonly exited: Promise<number | null>
 
-  private constructor (readonly child: ChildProcess, readonly dataDir: string) {
+  private constructor (readonly child: ChildProcess, readonly dataDir: string, readonly prefix: readonly string[] = []) {
     let buffer = ''
     child.stdout?.setEncoding('utf8').on('data', (d: string) => {
       buffer += d
@@ -35,13 +35,17 @@ export class DaemonProcess {
    * dist/cli/bin.js that runs the same CLI (a test fixture wrapping a part of it). A daemon that exits first fails
    * the start at once, with its stderr; one that neither starts nor exits is killed after `timeoutMs`, which is
    * generous (START_TIMEOUT_MS) because it is no speed target: under load a daemon's start-up takes many seconds.
+   * `prefix`: a command to run it (and its `cli`/`json` calls) under, e.g. ['ip', 'netns', 'exec', 'ns1'], which
+   * execs node in place, so the child is the daemon; `api()` then cannot reach its loopback API (test/nat).
    */
-  static async start (args: string[], dataDir: string, options: { env?: NodeJS.ProcessEnv, timeoutMs?: number, bin?: string } = {}): Promise<DaemonProcess> {
-    const child = spawn(process.execPath, [options.bin ?? BIN, ...args, '--data-dir', dataDir], {
+  static async start (args: string[], dataDir: string, options: { env?: NodeJS.ProcessEnv, timeoutMs?: number, bin?: string, prefix?: readonly string[] } = {}): Promise<DaemonProcess> {
+    const prefix = options.prefix ?? []
+    const argv = [...prefix, process.execPath, options.bin ?? BIN, ...args, '--data-dir', dataDir]
+    const child = spawn(argv[0] as string, argv.slice(1), {
       env: { ...process.env, ...options.env },
       stdio: ['ignore', 'pipe', 'pipe']
     })
-    const daemon = new DaemonProcess(child, dataDir)
+    const daemon = new DaemonProcess(child, dataDir, prefix)
     await daemon.started(`gpumesh ${args.join(' ')}`, options.timeoutMs ?? START_TIMEOUT_MS)
     return daemon
   }
@@ -94,7 +98,7 @@ export class DaemonProcess {
   async cli (command: string[], timeoutMs = CLI_TIMEOUT_MS): Promise<CliResult> {
     const dashes = command.indexOf('--')
     const at = dashes === -1 ? command.length : dashes
-    return await runCli([...command.slice(0, at), '--data-dir', this.dataDir, ...command.slice(at)], { timeoutMs })
+    return await runCli([...command.slice(0, at), '--data-dir', this.dataDir, ...command.slice(at)], { timeoutMs, prefix: this.prefix })
   }
 
   /** True while the process runs. */
@@ -113,7 +117,7 @@ export class DaemonProcess {
 
   /** `gpumesh <command> --json` against this daemon's data dir. */
   async json<T> (command: string[]): Promise<T> {
-    const result = await runCli([...command, '--data-dir', this.dataDir, '--json'], { timeoutMs: CLI_TIMEOUT_MS })
+    const result = await runCli([...command, '--data-dir', this.dataDir, '--json'], { timeoutMs: CLI_TIMEOUT_MS, prefix: this.prefix })
     if (result.code !== 0) throw new Error(`gpumesh ${command.join(' ')} failed (${result.code}): ${result.stderr}`)
     return JSON.parse(result.stdout) as T
   }

@@ -25,7 +25,8 @@ export function addressesOf (nets: ReadonlyMap<string, string> = new Map()): (p:
   }
 }
 
-export function replicaDriver (request: JobRequest, trust: RequesterTrustOptions = { addresses: addressesOf() }): Driver {
+/** A driver whose agent replicates; the proof audit is off unless `trust` turns it on (its own tests do). */
+export function replicaDriver (request: JobRequest, trust: RequesterTrustOptions = { addresses: addressesOf(), auditUnproven: false }): Driver {
   return new Driver(request, createMarketParams({ leaseMs: LEASE }), trust)
 }
 

@@ -137,6 +137,18 @@ describe('/gpumesh/blob/1.0.0 (in-process)', function () {
       assert.match(served, /result="not-found"\} 1/)
     })
 
+    it('serves a publicly granted blob (a fraud proof\'s inputs) to a peer it never granted, until the blob is removed', async () => {
+      const bytes = Uint8Array.of(9, 8, 7)
+      const { cid } = await store.put(bytes)
+      await expectCode('UNAVAILABLE', server, cid)
+      store.grantPublic(cid)
+      assert.deepEqual(await client.services.blob.fetch(server.peerId, cid, { maxBytes: 3 }), bytes)
+      assert.equal(store.allowed(cid, 'any-peer'), true)
+      await store.remove(cid)
+      await store.put(bytes)
+      assert.equal(store.allowed(cid, client.peerId), false, 'removing the blob ends the public grant')
+    })
+
     it('refuses an announced size over maxBytes before reading the content (TOO_LARGE)', async () => {
       const err = await expectCode('TOO_LARGE', server, bigCid, { maxBytes: MiB - 1 })
       assert.match(err.message, new RegExp(`announced ${MiB} bytes`))

@@ -11,12 +11,13 @@ import { EVIDENCE_TOPIC } from '../../protocol/constants.js'
 import type { Receipt } from '../../protocol/messages/settlement.js'
 import { Harness, colludedOutput, counterCid, credits, message, trueOutput, type FraudProofBody, type JobSpec } from '../../simulations/harness/index.js'
 import { acceptanceWindows, auditMeasures, verificationMeasures } from '../../simulations/scenarios/verification-measures.js'
+import type { RequesterTrustOptions } from '../../protocol/market/requester-agent.js'
 import { MIN, assertSettledBooks, awardsOf, ending, peer } from './setup.js'
 
 const FLOORS: Record<string, number> = { a: 2, b: 2.5, c: 3, d: 3.5 }
 const RUN_MS = 5 * MIN
 
-function fleet (cheat: readonly string[], addrs = true): Harness {
+function fleet (cheat: readonly string[], addrs = true, trust: RequesterTrustOptions = { auditUnproven: false }): Harness {
   const h = new Harness({ seed: 21 })
   Object.entries(FLOORS).forEach(([name, floor], i) => {
     h.provider(name, {
@@ -27,8 +28,8 @@ function fleet (cheat: readonly string[], addrs = true): Harness {
       ...(cheat.includes(name) ? { behaviour: { collude: true } } : {})
     })
   })
-  h.requester('buyer', { region: 'eu-west' })
-  h.requester('other', { region: 'eu-west' })
+  h.requester('buyer', { region: 'eu-west', trust })
+  h.requester('other', { region: 'eu-west', trust })
   return h
 }
 
@@ -152,12 +153,30 @@ describe('scenario: replicate 2 against a colluding cheater (issue 11)', () => {
     Object.entries(FLOORS).forEach(([name, floor], i) => {
       h.provider(name, { region: 'eu-west', gpus: { h100: 1 }, floor: credits(floor), addrs: [`/ip4/20.${i}.0.1/tcp/4001`], ...(['a', 'b'].includes(name) ? { behaviour: { collude: true } } : {}) })
     })
-    h.requester('buyer', { region: 'eu-west', trust: { spotcheckSeed: new Uint8Array(32).fill(1), agreementAuditPerMille: 1000 } })
-    h.requester('other', { region: 'eu-west' })
+    h.requester('buyer', { region: 'eu-west', trust: { spotcheckSeed: new Uint8Array(32).fill(1), agreementAuditPerMille: 1000, auditUnproven: false } })
+    h.requester('other', { region: 'eu-west', trust: { auditUnproven: false } })
     const [job] = sequential(h, 1, REPLICATE_WASM) as [string]
     assert.equal(h.recorder.acceptances.filter((x) => x.job === job).length, 0)
     assert.deepEqual([...new Set(h.recorder.convictions.map((c) => c.provider))].sort(), [peer('a'), peer('b')].sort())
     assert.equal(h.recorder.verificationRuns.filter((r) => r.node === peer('buyer')).map((r) => r.kind)[0], 'reexecute')
+  })
+
+  it('the proof audit (the default): two colluders on their first job together are re-executed, nobody is paid, both convicted', () => {
+    const h = fleet(['a', 'b'], true, {})
+    const [job] = sequential(h, 1, REPLICATE_WASM) as [string]
+    assert.deepEqual(awardsOf(h, job).map((a) => a.provider).sort(), [peer('a'), peer('b')])
+    assert.equal(h.recorder.acceptances.filter((x) => x.job === job).length, 0, 'no wrong result accepted')
+    assert.deepEqual(h.recorder.verificationRuns.filter((r) => r.node === peer('buyer')).map((r) => r.kind), ['reexecute'])
+    assert.deepEqual([...new Set(h.recorder.convictions.map((c) => c.provider))].sort(), [peer('a'), peer('b')])
+    assert.equal(verificationMeasures(h.recorder, [job]).wrongAccepted, 0)
+  })
+
+  it('the proof audit re-executes strangers\' agreement once: honest providers proven on their first job are not audited on the next', () => {
+    const h = fleet([], true, {})
+    const jobs = sequential(h, 3, REPLICATE_WASM)
+    for (const job of jobs) assert.equal(ending(h, job).status, 'settled')
+    assert.deepEqual(h.recorder.verificationRuns.filter((r) => r.node === peer('buyer')).map((r) => r.kind), ['reexecute'], 'the first job only')
+    assert.equal(h.recorder.convictions.length, 0)
   })
 
   it('the conviction curve: windows of equal counts in the order accepted, each wrong job once, convictions by each window\'s end', () => {

@@ -94,16 +94,23 @@ describe('scenario: network faults through the harness hooks', () => {
 })
 
 describe('scenario: a provider restarts after a crash', () => {
-  it('gets the next job after its restart, with its crashed award\'s line marked interrupted', () => {
+  it('gets the next job after its restart, with its crashed award\'s line marked interrupted; the buyer it crashed on holds it back', () => {
     const h = market()
     const buyer = h.requesters.get('buyer')!
+    // a buyer with no history with cheap: the one it crashed on holds it back (standing.ts), this one does not
+    const other = h.requester('other', { region: 'eu-west' })
     const cheap = h.providers.get('cheap')!
     const first = buyer.submit({ gpus: 1, maxPrice: credits(4) }, { durationMs: 10 * MIN })
     h.at(START + 3 * MIN, () => { cheap.crash() })
     h.at(START + 5 * MIN, () => { cheap.restart() })
     let second = ''
-    h.at(START + 6 * MIN, () => { second = buyer.submit({ gpus: 1, maxPrice: credits(4) }, { durationMs: 5 * MIN }) })
+    let again = ''
+    h.at(START + 6 * MIN, () => { second = other.submit({ gpus: 1, maxPrice: credits(4) }, { durationMs: 5 * MIN }) })
+    h.at(START + 30 * MIN, () => { again = buyer.submit({ gpus: 1, maxPrice: credits(4) }, { durationMs: 5 * MIN }) })
     h.runUntilQuiet()
+    const heldBack = awardsOf(h, again).map((a) => a.provider)
+    assert.equal(heldBack.length, 1)
+    assert.notEqual(heldBack[0], peer('cheap'), 'the buyer it failed holds the cheapest bidder back')
     assert.deepEqual(awardsOf(h, first).map((a) => a.provider), [peer('cheap'), peer('mid')], 'the crash re-auctioned the first job')
     assert.equal(ending(h, first).status, 'settled')
     assert.deepEqual(lines(h, 'cheap', first).map((l) => l.state), ['interrupted'], 'open at the crash: interrupted at the restart, as node/market marks it')

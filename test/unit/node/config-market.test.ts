@@ -46,7 +46,11 @@ const BOUNDS: Array<[string, number, number, boolean]> = [
   ['seenBids.maxJobs', 1, 1_000_000, true],
   ['seenBids.maxPerJob', 1, 4_096, true],
   ['maxFailedAttempts', 1, 16, true],
-  ['scoring.unknownReliability', 0, 1, false]
+  ['scoring.unknownReliability', 0, 1, false],
+  ['standing.exposureBase', 1, 1_000_000, true],
+  ['standing.exposureGraceMs', 0, 86_400_000, true],
+  ['standing.reopenHeldBack', 1, 1_000_000, true],
+  ['standing.minFailureWeight', 0, 1_000_000, false]
 ]
 
 describe('config.json: the market section', () => {
@@ -63,6 +67,7 @@ describe('config.json: the market section', () => {
     assert.equal(params.billingIntervalSec, defaultMarketParams.billingIntervalSec)
     assert.deepEqual(params.seenBids, { maxJobs: 10, maxPerJob: defaultMarketParams.seenBids.maxPerJob })
     assert.deepEqual(params.scoring.tierWeights, { ...defaultMarketParams.scoring.tierWeights, gold: 2 })
+    assert.deepEqual(market({ standing: { enabled: false } }).standing, { ...defaultMarketParams.standing, enabled: false })
   })
 
   for (const [field, min, max, integer] of BOUNDS) {

@@ -105,7 +105,7 @@ describe('the requester agent: audits after a conviction and on agreement', () =
   })
 
   it('the agreement audit (1000 ‰) re-executes agreeing wasm replicas; a wrong agreement pays nobody and proves both wrong', () => {
-    const d = replicaDriver(verifiedJob({ mode: 'replicate', k: 2 }, 'wasm'), { addresses: addressesOf(), spotcheckSeed: new Uint8Array(32).fill(7), agreementAuditPerMille: 1000 })
+    const d = replicaDriver(verifiedJob({ mode: 'replicate', k: 2 }, 'wasm'), { addresses: addressesOf(), auditUnproven: false, spotcheckSeed: new Uint8Array(32).fill(7), agreementAuditPerMille: 1000 })
     agreed(d, 'colluded')
     assert.deepEqual(d.of('reexecute'), [{ type: 'reexecute', job: d.id }])
     assert.equal(d.of('pay').filter((p) => p.final).length, 0)
@@ -117,7 +117,7 @@ describe('the requester agent: audits after a conviction and on agreement', () =
 
   it('the agreement audit confirms a right agreement (both paid), and its failed run leaves the agreement to decide', () => {
     for (const answer of ['right', 'failed'] as const) {
-      const d = replicaDriver(verifiedJob({ mode: 'replicate', k: 2 }, 'wasm'), { addresses: addressesOf(), spotcheckSeed: new Uint8Array(32).fill(7), agreementAuditPerMille: 1000 })
+      const d = replicaDriver(verifiedJob({ mode: 'replicate', k: 2 }, 'wasm'), { addresses: addressesOf(), auditUnproven: false, spotcheckSeed: new Uint8Array(32).fill(7), agreementAuditPerMille: 1000 })
       agreed(d, 'right')
       if (answer === 'right') d.send({ type: 'reexecuted', now: d.now, job: d.id, output: outputsOf('right').toString() })
       else d.send({ type: 'reexecute-failed', now: d.now, job: d.id, detail: 'no inputs' })
@@ -133,9 +133,9 @@ describe('the requester agent: audits after a conviction and on agreement', () =
       verifiedJob({ mode: 'replicate', k: 2 })
     ]
     const trusts = [
-      { addresses: addressesOf(), spotcheckSeed: new Uint8Array(32).fill(7), agreementAuditPerMille: 0 },
-      { addresses: addressesOf(), agreementAuditPerMille: 1000 },
-      { addresses: addressesOf(), spotcheckSeed: new Uint8Array(32).fill(7), agreementAuditPerMille: 1000 }
+      { addresses: addressesOf(), auditUnproven: false, spotcheckSeed: new Uint8Array(32).fill(7), agreementAuditPerMille: 0 },
+      { addresses: addressesOf(), auditUnproven: false, agreementAuditPerMille: 1000 },
+      { addresses: addressesOf(), auditUnproven: false, spotcheckSeed: new Uint8Array(32).fill(7), agreementAuditPerMille: 1000 }
     ]
     cases.forEach((job, i) => {
       const d = replicaDriver(job, trusts[i])
@@ -144,5 +144,48 @@ describe('the requester agent: audits after a conviction and on agreement', () =
       assert.equal(d.of('finished')[0]?.status, 'settled', `case ${i}`)
     })
     assert.throws(() => replicaDriver(verifiedJob({ mode: 'replicate', k: 2 }, 'wasm'), { agreementAuditPerMille: 1001 }), /agreementAuditPerMille/)
+  })
+})
+
+describe('the requester agent: the proof audit (replica-runs.ts unprovenAgreement)', () => {
+  const wasm = (): ReturnType<typeof verifiedJob> => verifiedJob({ mode: 'replicate', k: 2 }, 'wasm')
+
+  it('on by default: strangers that agree are re-executed; matching the run proves both', () => {
+    const d = replicaDriver(wasm(), { addresses: addressesOf() })
+    agreed(d, 'right')
+    assert.deepEqual(d.of('reexecute'), [{ type: 'reexecute', job: d.id }])
+    assert.equal(d.of('pay').filter((p) => p.final).length, 0, 'nobody paid before the run')
+    d.send({ type: 'reexecuted', now: d.now, job: d.id, output: outputsOf('right').toString() })
+    assert.deepEqual(d.of('pay').filter((p) => p.final).map((p) => p.payee).sort(), [peer(1), peer(2)].sort())
+    assert.deepEqual([d.agent.proven(peer(1)), d.agent.proven(peer(2)), d.agent.proven(peer(3))], [true, true, false])
+  })
+
+  it('an agreement with a proven provider is paid without a run and proves the stranger; a wrong run proves nobody', () => {
+    const d = replicaDriver(wasm(), { addresses: addressesOf() })
+    d.agent.prove(peer(1))
+    agreed(d, 'right')
+    assert.equal(d.of('reexecute').length, 0)
+    assert.equal(d.of('finished')[0]?.status, 'settled')
+    assert.equal(d.agent.proven(peer(2)), true, 'it matched a proven provider')
+    const wrong = replicaDriver(wasm(), { addresses: addressesOf() })
+    agreed(wrong, 'colluded')
+    wrong.send({ type: 'reexecuted', now: wrong.now, job: wrong.id, output: outputsOf('right').toString() })
+    assert.deepEqual([wrong.agent.proven(peer(1)), wrong.agent.proven(peer(2))], [false, false])
+    assert.deepEqual(wrong.of('publish-fraud-proof').map((p) => p.subject).sort(), [peer(1), peer(2)].sort())
+  })
+
+  it('a failed own run leaves the agreement to decide and proves nobody; a process job is never audited so; a conviction unproves', () => {
+    const d = replicaDriver(wasm(), { addresses: addressesOf() })
+    agreed(d, 'right')
+    d.send({ type: 'reexecute-failed', now: d.now, job: d.id, detail: 'no inputs' })
+    assert.equal(d.of('finished')[0]?.status, 'settled')
+    assert.equal(d.agent.proven(peer(1)), false)
+    const p = replicaDriver(verifiedJob({ mode: 'replicate', k: 2 }), { addresses: addressesOf() })
+    agreed(p, 'same')
+    assert.equal(p.of('reexecute').length, 0)
+    const c = replicaDriver(wasm(), { addresses: addressesOf() })
+    c.agent.prove(peer(3))
+    c.send({ type: 'provider-convicted', now: c.now, provider: peer(3), proof: 'bafy-proof' })
+    assert.equal(c.agent.proven(peer(3)), false)
   })
 })

@@ -33,7 +33,7 @@ describe('the requester agent: spotcheck perMille (protocol/market/replica-runs.
   const off = seedAt(PER_MILLE + 1)
 
   it('drawn: after the single run is verified, a check on another provider (a new attempt); agreement pays both', () => {
-    const d = replicaDriver(job, { addresses: addressesOf(), spotcheckSeed: on })
+    const d = replicaDriver(job, { addresses: addressesOf(), auditUnproven: false, spotcheckSeed: on })
     d.submit()
     d.bid(1, 1_000_000)
     d.bid(2, 1_100_000)
@@ -54,7 +54,7 @@ describe('the requester agent: spotcheck perMille (protocol/market/replica-runs.
   })
 
   it('drawn, and the check disagrees: the one-on-one split goes on to a tie-break', () => {
-    const d = replicaDriver(job, { addresses: addressesOf(), spotcheckSeed: on })
+    const d = replicaDriver(job, { addresses: addressesOf(), auditUnproven: false, spotcheckSeed: on })
     d.submit()
     d.bid(1, 1_000_000)
     d.runTo(NOW + WINDOW)
@@ -68,7 +68,7 @@ describe('the requester agent: spotcheck perMille (protocol/market/replica-runs.
   })
 
   it('drawn, but no provider bids for the check (the round re-opened once): the first run is paid, unverified', () => {
-    const d = replicaDriver(job, { addresses: addressesOf(), spotcheckSeed: on })
+    const d = replicaDriver(job, { addresses: addressesOf(), auditUnproven: false, spotcheckSeed: on })
     d.submit()
     d.bid(1, 1_000_000)
     d.runTo(NOW + WINDOW)
@@ -80,14 +80,14 @@ describe('the requester agent: spotcheck perMille (protocol/market/replica-runs.
   })
 
   it('not drawn (a seed whose draw is just at perMille × 2³² / 1000), or no seed: the single run is paid at once', () => {
-    const d = replicaDriver(job, { addresses: addressesOf(), spotcheckSeed: off })
+    const d = replicaDriver(job, { addresses: addressesOf(), auditUnproven: false, spotcheckSeed: off })
     d.submit()
     d.bid(1, 1_000_000)
     d.runTo(NOW + WINDOW)
     deliverReplica(d, 1, 'x')
     assert.equal(d.of('publish-round').length, 0)
     assert.deepEqual(d.of('finished').map((f) => f.status), ['settled'])
-    const unseeded = replicaDriver(job, { addresses: addressesOf() })
+    const unseeded = replicaDriver(job, { addresses: addressesOf(), auditUnproven: false })
     unseeded.submit()
     unseeded.bid(1, 1_000_000)
     unseeded.runTo(NOW + WINDOW)

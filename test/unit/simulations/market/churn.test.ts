@@ -25,7 +25,8 @@ function workload (jobs: SimJob[]): Workload {
 describe('simulations/market: churn through crash and restart', function () {
   this.timeout(30_000)
   it('re-auctions the job of a node that leaves (at a fractional time), and gives it the next job once it rejoins', () => {
-    const w = workload([job('first', 0, 30 * MIN), job('second', 50 * MIN, 20 * MIN)])
+    // the second job names a region, so another renter submits it: the renter cheap crashed on holds it back (standing.ts)
+    const w = workload([job('first', 0, 30 * MIN), { ...job('second', 50 * MIN, 20 * MIN), region: 'eu-west' }])
     const churn: ChurnSchedule = { horizonMs: w.horizonMs, nodes: [{ node: 'cheap', churny: true, offline: [{ from: 10 * MIN + 0.37, until: 40 * MIN + 0.81 }] }, { node: 'dear', churny: false, offline: [] }] }
     const { run, stats } = runMarket(w, { ...options, churn })
     const [first, second] = run.jobs

@@ -1,0 +1,144 @@
+import assert from 'node:assert/strict'
+import type { ComponentLogger, Connection } from '@libp2p/interface'
+import type { ConnectionManager } from '@libp2p/interface-internal'
+import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
+import { forcingDials } from '../../../node/autonat.js'
+import { ReachabilityService, type ReachabilityComponents } from '../../../node/services/reachability.js'
+import { NAT_VERIFY_GRACE_MS } from '../../../protocol/index.js'
+
+const RELAY = '/ip4/11.0.0.10/tcp/4001/p2p/12D3KooWHJcsg3QcsuQ2mQXVwiNQUzSxZzt8YwikLKYUT35pwVJH'
+const PEER = '12D3KooWPKTLxNjTioenQopjqHU8xc5EZY6w9uGsLz8kx8pq1RQg'
+
+const silent = { forComponent: () => Object.assign(() => {}, { error: () => {}, trace: () => {}, enabled: false }) } as unknown as ComponentLogger
+
+interface Fake { components: ReachabilityComponents, listened: string[][], addresses: Array<{ multiaddr: Multiaddr, verified: boolean }>, connections: Connection[], fire: (c: Connection) => void }
+
+function fake (): Fake {
+  const listened: string[][] = []
+  const addresses: Array<{ multiaddr: Multiaddr, verified: boolean }> = [{ multiaddr: multiaddr('/ip4/10.1.0.2/tcp/4001'), verified: true }]
+  const connections: Connection[] = []
+  let listener: ((e: CustomEvent<Connection>) => void) | undefined
+  const components = {
+    addressManager: {
+      getAddressesWithMetadata: () => addresses.map((a) => ({ ...a, type: 'transport', expires: 0 })),
+      getAddresses: () => addresses.filter((a) => a.verified).map((a) => a.multiaddr)
+    },
+    transportManager: { listen: async (addrs: Multiaddr[]) => { listened.push(addrs.map(String)) } },
+    connectionManager: { getConnections: (peer?: unknown) => connections.filter((c) => peer === undefined || c.remotePeer.toString() === String(peer)) },
+    events: {
+      addEventListener: (_: string, l: (e: CustomEvent<Connection>) => void) => { listener = l },
+      removeEventListener: () => { listener = undefined }
+    },
+    logger: silent
+  } as unknown as ReachabilityComponents
+  return { components, listened, addresses, connections, fire: (c) => { connections.push(c); listener?.(new CustomEvent('connection:open', { detail: c })) } }
+}
+
+let nextId = 0
+const connection = (remote: string, peer = PEER): Connection => ({ id: `c${nextId++}`, status: 'open', remoteAddr: multiaddr(remote), remotePeer: { toString: () => peer } }) as unknown as Connection
+
+describe('node/services/reachability', () => {
+  let service: ReachabilityService | undefined
+  afterEach(() => { service?.stop() })
+
+  it('behind NAT: listens on /p2p-circuit once, however often it decides', async () => {
+    const f = fake()
+    service = new ReachabilityService(f.components, { mode: 'auto', checkMs: 60_000 })
+    service.start()
+    assert.equal((await service.check()).reachability, 'local')
+    assert.deepEqual(f.listened, [])
+    f.connections.push(connection(RELAY))
+    assert.equal((await service.check()).reachability, 'private')
+    await service.check()
+    assert.deepEqual(f.listened, [['/p2p-circuit']])
+    assert.equal(service.status().relayListening, true)
+  })
+
+  it('a relayed connection to the relay is no public peer', async () => {
+    const f = fake()
+    service = new ReachabilityService(f.components, { mode: 'auto', checkMs: 60_000 })
+    service.start()
+    f.connections.push(connection(`${RELAY}/p2p-circuit/p2p/${PEER}`))
+    assert.equal((await service.check()).reachability, 'local')
+    assert.deepEqual(f.listened, [])
+  })
+
+  it('seekRelay false (a bootstrap peer) decides but never listens', async () => {
+    const f = fake()
+    service = new ReachabilityService(f.components, { mode: 'auto', seekRelay: false, checkMs: 60_000 })
+    service.start()
+    f.connections.push(connection(RELAY))
+    assert.equal((await service.check()).relay, true)
+    assert.deepEqual(f.listened, [])
+  })
+
+  it('the grace for an unverified public address runs on the injected clock', async () => {
+    const f = fake()
+    f.addresses.push({ multiaddr: multiaddr('/ip4/11.0.0.30/tcp/4001'), verified: false })
+    let now = 1_000
+    service = new ReachabilityService(f.components, { mode: 'auto', now: () => now, checkMs: 60_000 })
+    service.start()
+    assert.equal((await service.check()).reachability, 'unknown')
+    now += NAT_VERIFY_GRACE_MS
+    assert.equal((await service.check()).reachability, 'private')
+    assert.deepEqual(f.listened, [['/p2p-circuit']])
+  })
+
+  it('counts relayed connections, and a direct one opened beside an open relayed one as an upgrade', () => {
+    const f = fake()
+    service = new ReachabilityService(f.components, { mode: 'auto', checkMs: 60_000 })
+    service.start()
+    f.fire(connection('/ip4/11.0.0.30/tcp/4001', 'other'))
+    assert.deepEqual([service.status().relayedConnections, service.status().directUpgrades], [0, 0])
+    f.fire(connection(`${RELAY}/p2p-circuit/p2p/${PEER}`))
+    assert.deepEqual([service.status().relayedConnections, service.status().directUpgrades], [1, 0])
+    f.fire(connection('/ip4/11.0.0.21/tcp/40000'))
+    assert.deepEqual([service.status().relayedConnections, service.status().directUpgrades], [1, 1])
+    // a direct connection after the relayed one closed is no upgrade
+    ;(f.connections[1] as unknown as { status: string }).status = 'closed'
+    f.fire(connection('/ip4/11.0.0.21/tcp/40001'))
+    assert.equal(service.status().directUpgrades, 1)
+    assert.deepEqual(service.status().relayAddresses, [])
+  })
+
+  it('a second relayed connection beside an open relayed one is no upgrade', () => {
+    const f = fake()
+    service = new ReachabilityService(f.components, { mode: 'auto', checkMs: 60_000 })
+    service.start()
+    f.fire(connection(`${RELAY}/p2p-circuit/p2p/${PEER}`))
+    f.fire(connection(`${RELAY}/p2p-circuit/p2p/${PEER}`))
+    assert.deepEqual([service.status().relayedConnections, service.status().directUpgrades], [2, 0])
+  })
+
+  it('status lists the relay addresses the address manager announces', () => {
+    const f = fake()
+    f.addresses.push({ multiaddr: multiaddr(`${RELAY}/p2p-circuit/p2p/${PEER}`), verified: true })
+    service = new ReachabilityService(f.components, { mode: 'private', checkMs: 60_000 })
+    assert.deepEqual(service.status().relayAddresses, [`${RELAY}/p2p-circuit/p2p/${PEER}`])
+    assert.equal(service.status().mode, 'private')
+  })
+})
+
+describe('node/autonat forcingDials (the AutoNAT dial-back fix)', () => {
+  const recorder = (): { manager: ConnectionManager, calls: Array<Record<string, unknown>> } => {
+    const calls: Array<Record<string, unknown>> = []
+    const manager = {
+      openConnection: async (_: unknown, options: Record<string, unknown> = {}) => { calls.push(options); return {} },
+      getMaxConnections: function (this: unknown) { return this === manager ? 300 : -1 }
+    } as unknown as ConnectionManager
+    return { manager, calls }
+  }
+
+  it('forces a new connection for a dial-back to one multiaddr', async () => {
+    const { manager, calls } = recorder()
+    await forcingDials(manager).openConnection(multiaddr(`/ip4/11.0.0.30/tcp/4001/p2p/${PEER}`), { priority: 5 } as never)
+    assert.deepEqual(calls, [{ priority: 5, force: true }])
+  })
+
+  it('leaves other dials (an address list, as the random walk passes) alone, and other methods bound', async () => {
+    const { manager, calls } = recorder()
+    await forcingDials(manager).openConnection([multiaddr('/ip4/11.0.0.30/tcp/4001')] as never, { priority: 5 } as never)
+    assert.deepEqual(calls, [{ priority: 5 }])
+    assert.equal(forcingDials(manager).getMaxConnections(), 300)
+  })
+})
