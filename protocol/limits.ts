@@ -41,6 +41,8 @@ export const MAX_AUCTION_ROUND = 64
 export const MAX_JOB_GPUS = 64
 /** Longest runtime a job may ask for: 30 days. */
 export const MAX_RUNTIME_SEC = 30 * DAY_SEC
+/** A job's `placement.maxRttMs` is 1 … 10,000 ms (a round trip beyond 10 s is no network path). */
+export const MAX_PLACEMENT_RTT_MS = 10_000
 /** Most input files (and output paths) of a job, and input CIDs a receipt names. */
 export const MAX_JOB_FILES = 256
 

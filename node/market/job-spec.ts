@@ -10,6 +10,7 @@
  *   normalisation. Besides every spec key it accepts:
  *     maxRuntime, maxStartDelay   "90s", "15m", "2h", "1h30m" or a number of seconds
  *     bidWindow                   "2s", "500ms" or a number of milliseconds
+ *     maxRtt                      "80ms", "1s" or a number of milliseconds → maxRttMs
  *     minVram                     40, "40", "40GB"
  *     gpu                         a model or whole words of one ("h100", "NVIDIA H100 80GB"; "a10" is not an A100: protocol/README.md §7.4a), a comma list or a list → models
  *     region                      a region, a comma list or a list → regions
@@ -73,6 +74,10 @@ export const jobSpecSchema = z.strictObject({
   maxStartDelaySec: z.int().nonnegative().max(MAX_REQUEST_LIFETIME_MS / 1000).default(300),
   regions: placement.shape.regions.default([]),
   residency: placement.shape.residency.default('prefer'),
+  /** Prefer near providers: scoring weighs RTT heavily (protocol/market/scoring.ts LATENCY_SENSITIVE_*). */
+  latencySensitive: z.boolean().default(false),
+  /** Consider only providers whose RTT (measured or estimated) is at most this, ms. */
+  maxRttMs: placement.shape.maxRttMs,
   bidWindowMs: jobRequestSchema.shape.auction.shape.bidWindowMs.default(2000),
   paymentRule: paymentRule.default('first-price'),
   cpuCores: R.cpuCores.default(0),
@@ -173,6 +178,7 @@ const FIELDS: Record<string, [string[], Parse]> = {
   maxRuntimeSec: [['maxRuntime'], duration('s', 's')],
   maxStartDelaySec: [['maxStartDelay'], duration('s', 's')],
   bidWindowMs: [['bidWindow'], duration('ms', 'ms')],
+  maxRttMs: [['maxRtt'], duration('ms', 'ms')],
   minVramGB: [['minVram'], (v) => numberOr('a number of GB')(typeof v === 'string' ? v.replace(/\s*gb?$/i, '') : v, '')],
   gpus: [[], numberOr('a number of GPUs')],
   maxPrice: [[], numberOr('credits per GPU-hour')],
@@ -333,7 +339,12 @@ export function buildJobRequest (spec: JobSpec, inputs: Array<{ path: string, ci
     },
     resources: { gpus: spec.gpus, minVramGB: spec.minVramGB, models: spec.models, cpuCores: spec.cpuCores, memoryMiB: spec.memoryMiB, diskMiB: spec.diskMiB },
     sla: { tier: spec.tier, maxPrice: creditsToMicros(spec.maxPrice), maxStartDelaySec: spec.maxStartDelaySec },
-    placement: { regions: spec.regions, residency: spec.residency },
+    placement: {
+      regions: spec.regions,
+      residency: spec.residency,
+      ...(spec.latencySensitive ? { latencySensitive: true as const } : {}),
+      ...(spec.maxRttMs !== undefined ? { maxRttMs: spec.maxRttMs } : {})
+    },
     verification: spec.verification,
     auction: { bidWindowMs: spec.bidWindowMs, paymentRule: spec.paymentRule },
     ...(spec.label !== undefined ? { label: spec.label } : {})

@@ -154,6 +154,8 @@ export class Market {
         independence: config.verification.replicaIndependence,
         auditUnproven: config.verification.auditUnproven,
         agreementAuditPerMille: config.verification.agreementAuditPerMille,
+        // where this machine is: bidders not measured yet are scored at the RTT estimated from it
+        location: { region: config.provider.region, ...(config.provider.country !== undefined ? { country: config.provider.country } : {}) },
         ...(options.replicaAddresses !== undefined ? { addresses: options.replicaAddresses } : {})
       }
     })

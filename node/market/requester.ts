@@ -22,6 +22,7 @@ import { sealAuctionRound, sealAward, sealJobCancel } from './requester-messages
 import { fetchAndVerify, keepMatchedOutputs } from './requester-outputs.js'
 import { reexecuteAndTell } from './requester-reexecute.js'
 import { ReputationSaver } from './reputation-saver.js'
+import { RttMeter } from './requester-rtt.js'
 import { endAward, pay, recordFailure } from './requester-payments.js'
 import { jobView, type JobRecord } from './requester-views.js'
 import type { JobView, LogsView, ResultView } from './views.js'
@@ -39,6 +40,8 @@ export class RequesterMarket implements RequesterShell {
   stopping = false
   /** Writes the reputation view to level, throttled (reputation-saver.ts). */
   private readonly reputationSaver: ReputationSaver
+  /** Measures bidders' RTT over existing connections into the agent's RTT view. */
+  private readonly rttMeter: RttMeter
 
   constructor (readonly options: RequesterOptions) {
     const params = options.params ?? defaultMarketParams
@@ -52,6 +55,7 @@ export class RequesterMarket implements RequesterShell {
       log: options.log,
       name: 'reputation view'
     })
+    this.rttMeter = new RttMeter({ node: options.node, view: this.agent.rtt, now: () => this.scheduler.now(), log: options.log })
   }
 
   get peerId (): string {
@@ -119,6 +123,7 @@ export class RequesterMarket implements RequesterShell {
     const active = this.jobs.get(bid.payload.job.toString())
     if (active === undefined) return
     const addrs = active.request.payload.verification.mode === 'none' ? undefined : this.addressesOf(bid.signer)
+    this.rttMeter.observe(bid.signer)
     this.dispatch(active, { type: 'bid-seen', now: this.scheduler.now(), bid, model: bid.payload.model, region: bid.payload.region, ...(addrs !== undefined ? { addrs } : {}) })
   }
 

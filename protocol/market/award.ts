@@ -12,11 +12,15 @@
  *     several peers signed (CID_CONFLICT: the award names bids by CID, so a CID must name one
  *     signer), comes from a provider the requester convicted on a fraud proof (CONVICTED; its own view,
     like reliability: such a bid is never considered, so the award stays auditable), or comes from an
-    excluded provider (EXCLUDED). The same (CID, signer) received twice
+    excluded provider (EXCLUDED). A job with `placement.maxRttMs` also drops, in the requester's own
+    RTT view, providers further away than that or of unknown RTT (TOO_FAR; decideAward only, like
+    CONVICTED). The same (CID, signer) received twice
  *     counts once. Of several bids from one signer only the lowest price is kept, ties to the lowest CID
  *     string (DUPLICATE_SIGNER): a provider's best offer, chosen without any view so third parties can
  *     check it.
- *  2. Ranking with `rankBids` (scoring.ts) under the requester's reliability and RTT views. At most
+ *  2. Ranking with `rankBids` (scoring.ts) under the requester's reliability and RTT views, with the
+ *     job's scoring parameters (`scoringParamsForJob`: a latency-sensitive job weighs distance more;
+ *     every auditor derives the same from the job). At most
  *     MAX_CONSIDERED_BIDS bids, the best ranked, are considered (CONSIDERED_LIMIT for the rest).
  *  3. The best ranked bid wins. `considered` lists the considered bids' CIDs sorted by string.
  *  4. Payment (job.auction.paymentRule):
@@ -48,7 +52,7 @@ import type { Award } from '../messages/award.js'
 import type { Bid } from '../messages/bid.js'
 import type { JobRequest } from '../messages/job-request.js'
 import {
-  compareRanked, compareStrings, defaultScoringParams, rankBids, scoreFactor, worstScoreFactor,
+  compareRanked, compareStrings, defaultScoringParams, rankBids, scoreFactor, scoringParamsForJob, worstScoreFactor,
   type RankedBid, type ScoringParams
 } from './scoring.js'
 import type { Tier } from './types.js'
@@ -102,7 +106,12 @@ export const BidRejection = {
   /** Valid, but ranked beyond MAX_CONSIDERED_BIDS. */
   CONSIDERED_LIMIT: 'CONSIDERED_LIMIT',
   /** The signer is convicted in the requester's view (a verified fraud proof, protocol/README.md §5.9). */
-  CONVICTED: 'CONVICTED'
+  CONVICTED: 'CONVICTED',
+  /**
+   * The job has `placement.maxRttMs` and the signer's RTT in the requester's view is above it, or
+   * unknown (neither measured nor estimable: such a job fails closed).
+   */
+  TOO_FAR: 'TOO_FAR'
 } as const
 export type BidRejection = typeof BidRejection[keyof typeof BidRejection]
 
@@ -235,7 +244,7 @@ function bestPerSigner (bids: readonly AuctionBid[], rejected: RejectedBid[]): M
 }
 
 /** Step 1 of the decision: drop the bids that cannot be considered (see the file comment). */
-export function screenBids (job: AuctionJob, bids: readonly AuctionBid[], excluded: ReadonlySet<string>, now: number, convicted?: (peer: string) => boolean): ScreenedBids {
+export function screenBids (job: AuctionJob, bids: readonly AuctionBid[], excluded: ReadonlySet<string>, now: number, convicted?: (peer: string) => boolean, tooFar?: (peer: string) => boolean): ScreenedBids {
   const rejected: RejectedBid[] = []
   const sound = distinct(bids).filter((bid) => {
     const fault = screenBid(bid, job, now)
@@ -246,7 +255,9 @@ export function screenBids (job: AuctionJob, bids: readonly AuctionBid[], exclud
   const eligible = sound.filter((bid) => {
     const fault = conflicts.has(bid.cid.toString())
       ? BidRejection.CID_CONFLICT
-      : convicted?.(bid.signer) === true ? BidRejection.CONVICTED : excluded.has(bid.signer) ? BidRejection.EXCLUDED : undefined
+      : convicted?.(bid.signer) === true
+        ? BidRejection.CONVICTED
+        : tooFar?.(bid.signer) === true ? BidRejection.TOO_FAR : excluded.has(bid.signer) ? BidRejection.EXCLUDED : undefined
     if (fault !== undefined) rejected.push(rejection(bid, fault))
     return fault === undefined
   })
@@ -284,6 +295,8 @@ interface DecideCore {
   rtt: PeerView | undefined
   excluded: string[]
   convicted: ((peer: string) => boolean) | undefined
+  /** The job's maxRttMs screen under the requester's RTT view (decideAward only; see TOO_FAR). */
+  tooFar: ((peer: string) => boolean) | undefined
   now: number
   params: ScoringParams
   header: Pick<AwardFields, 'attempt' | 'leaseMs' | 'billingIntervalSec'>
@@ -294,7 +307,7 @@ function decide (input: DecideCore): AwardDecision {
   if (input.bids.length === 0) return { kind: 'none', reason: 'NO_BIDS', detail: 'no bids arrived', rejected: [] }
   const { job, params } = input
   const tier = job.payload.sla.tier
-  const { valid, rejected } = screenBids(job, input.bids, new Set(input.excluded), input.now, input.convicted)
+  const { valid, rejected } = screenBids(job, input.bids, new Set(input.excluded), input.now, input.convicted, input.tooFar)
   const ranked = rankBids([...valid.values()].map((bid) => ({
     cid: bid.cid.toString(),
     provider: bid.signer,
@@ -323,6 +336,24 @@ function decide (input: DecideCore): AwardDecision {
   return { kind: 'award', award, ranking, rejected }
 }
 
+/** The parameters `job` is scored with: `params` (default: the network's), latency-sensitive as the job asks. */
+function jobParams (job: AuctionJob, params: ScoringParams | undefined): ScoringParams {
+  return scoringParamsForJob(params ?? defaultScoringParams, job.payload.placement)
+}
+
+/**
+ * A job with `placement.maxRttMs`: a provider is too far when its RTT in `rtt` is above it, or is not
+ * known (fail closed). Like CONVICTED it is the requester's own view: such bids are never considered.
+ */
+export function tooFarScreen (job: AuctionJob, rtt: PeerView | undefined): ((peer: string) => boolean) | undefined {
+  const max = job.payload.placement.maxRttMs
+  if (max === undefined) return undefined
+  return (peer) => {
+    const ms = lookupView(rtt, peer)
+    return !(ms !== undefined && ms >= 0 && ms <= max)
+  }
+}
+
 /**
  * Decide a job's auction (see the file comment). Deterministic: the result depends on the set of
  * bids and excluded providers, not their order. Throws InvalidAwardInputError for an attempt, lease,
@@ -341,8 +372,9 @@ export function decideAward (input: AwardInput): AwardDecision {
     rtt: input.rtt,
     excluded,
     convicted: input.convicted,
+    tooFar: tooFarScreen(input.job, input.rtt),
     now: input.now,
-    params: input.params ?? defaultScoringParams,
+    params: jobParams(input.job, input.params),
     header: { attempt: input.attempt, leaseMs: input.leaseMs, billingIntervalSec: input.billingIntervalSec }
   })
 }
@@ -448,7 +480,7 @@ function priceBounds (award: AwardToCheck, winner: AuctionBid, others: readonly 
 function auditCore (award: AwardToCheck, input: AuditInput): AwardCheck & { valid?: Map<string, AuctionBid> } {
   const common = checkCommon(award, input)
   if (!common.ok || common.valid === undefined) return common
-  const params = input.params ?? defaultScoringParams
+  const params = jobParams(input.job, input.params)
   const winner = common.valid.get(award.bid.toString()) as AuctionBid
   const others = [...common.valid.values()].filter((b) => b !== winner)
   const beaten = admissibleWinner(winner, others, input.job.payload.sla.tier, params)
@@ -481,8 +513,9 @@ export function verifyAward (award: AwardToCheck, input: VerifyInput): AwardChec
     rtt: input.rtt,
     excluded: sortedUnique(award.excluded),
     convicted: undefined,
+    tooFar: undefined,
     now: input.now ?? award.issuedAt as number,
-    params: input.params ?? defaultScoringParams,
+    params: jobParams(input.job, input.params),
     header: { attempt: award.attempt, leaseMs: award.leaseMs, billingIntervalSec: award.billingIntervalSec }
   })
   if (decision.kind !== 'award') return fault(AwardFault.INVALID_BID, 'no considered bid survives screening')

@@ -18,7 +18,7 @@
  */
 import { betterOwnOffer, screenBid, lookupView, type AuctionBid, type AuctionJob, type BidRejection, type PeerView } from './award.js'
 import { MAX_CONSIDERED_BIDS } from '../limits.js'
-import { compareRanked, defaultScoringParams, effectivePrice, type ScoringParams } from './scoring.js'
+import { compareRanked, defaultScoringParams, effectivePrice, scoringParamsForJob, type ScoringParams } from './scoring.js'
 
 /** Most bids a round's store holds: the most an award can consider. */
 export const MAX_BIDS_PER_ROUND = MAX_CONSIDERED_BIDS
@@ -107,7 +107,7 @@ export function assessBid (job: AuctionJob, bid: AuctionBid, ctx: AssessContext)
       bid: bid.cid.toString(),
       provider: bid.signer,
       price: bid.payload.price,
-      effectivePrice: effectivePrice(input, job.payload.sla.tier, ctx.params ?? defaultScoringParams)
+      effectivePrice: effectivePrice(input, job.payload.sla.tier, scoringParamsForJob(ctx.params ?? defaultScoringParams, job.payload.placement))
     }
   }
 }

@@ -46,6 +46,8 @@ export interface ReplicaHost {
   /** Feed one lifecycle event to a run and carry out its effects. */
   step: (job: AgentJob, run: Run, event: RequesterEvent, out: RequesterAgentEffect[]) => void
   reliability: (peer: string, now: number) => number | undefined
+  /** The RTT to `peer` in this node's view at `now` (rtt-view.ts); undefined: unknown. */
+  rttMs: (peer: string, now: number) => number | undefined
   /** Convicted on a verified fraud proof in this node's view: never a replica (decideAward's CONVICTED). */
   convicted: (peer: string) => boolean
   readonly addresses: AddressLookup
@@ -130,6 +132,7 @@ export function closeReplicas (host: ReplicaHost, job: AgentJob, run: Run, round
       job: { cid: job.cid, payload: job.request },
       bids,
       reliability: (peer) => host.reliability(peer, now),
+      rtt: (peer) => host.rttMs(peer, now),
       convicted: host.convicted,
       excluded: exclusionsOf(job, run, exclude),
       attempt: run.state.attempt + 1,

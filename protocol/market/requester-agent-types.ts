@@ -140,6 +140,10 @@ export interface AgentBidView {
   effectivePrice?: number
   /** Why a bid was dropped before ranking (award.ts BidRejection), when it was. */
   rejected?: string
+  /** The RTT to the provider the round's close scored with, whole ms; absent: unknown (scored at defaultRttMs). */
+  rttMs?: number
+  /** Whether `rttMs` was measured or estimated from locations (rtt-view.ts). */
+  rttSource?: 'measured' | 'estimated'
 }
 
 /** The current award as the job view shows it. */

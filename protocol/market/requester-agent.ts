@@ -43,6 +43,8 @@ import { awardKey, credits, note, short, type AgentJob, type Run } from './reque
 import { isDeterministic } from '../trust/fraud-proof.js'
 import { InvalidResultAuditParamsError, ResultAudits, createResultAuditParams, type AcceptedResult, type AuditStep, type ResultAuditParams } from './result-audit.js'
 import type { AgentJobView, RequesterAgentEffect, RequesterAgentEvent } from './requester-agent-types.js'
+import { estimateRttMs, type NodeLocation } from './rtt-estimate.js'
+import { RttView, type RttViewParams } from './rtt-view.js'
 
 export * from './requester-agent-types.js'
 export { awardKey } from './requester-agent-job.js'
@@ -73,6 +75,14 @@ export interface RequesterTrustOptions {
    * strangers is accepted as it is, and two colluders that agree are caught only by the agreement audit).
    */
   auditUnproven?: boolean
+  /**
+   * Where this node is (its config's provider.region / provider.country): bidders it has not measured
+   * are scored at the RTT estimated from their bid's region and country (rtt-estimate.ts). Absent: no
+   * estimates, only measurements (`rtt.measured`, fed by the shell).
+   */
+  location?: NodeLocation
+  /** The RTT view's bounds (rtt-view.ts). */
+  rtt?: Partial<RttViewParams>
 }
 
 /** Providers remembered as proven (the oldest proven is forgotten first: forgetting only costs an audit). */
@@ -94,6 +104,9 @@ export class RequesterAgent implements ReplicaHost {
   private readonly provenPeers = new Set<string>()
   /** The retroactive audits of this node's accepted results after convictions. */
   readonly audits: ResultAudits
+  /** This node's RTT to each provider: the shell feeds measurements (`rtt.measured`), bids feed estimates. */
+  readonly rtt: RttView
+  readonly location?: NodeLocation
 
   constructor (readonly peerId: string, readonly params: MarketParams = defaultMarketParams, private readonly trust: RequesterTrustOptions = {}) {
     this.reputation = new Reputation(params.scoring, peerId)
@@ -106,6 +119,8 @@ export class RequesterAgent implements ReplicaHost {
       this.agreementAuditPerMille = share
     }
     this.audits = new ResultAudits(createResultAuditParams(trust.audit))
+    this.rtt = new RttView(trust.rtt)
+    if (trust.location !== undefined) this.location = trust.location
     this.auditUnproven = trust.auditUnproven ?? true
   }
 
@@ -123,6 +138,7 @@ export class RequesterAgent implements ReplicaHost {
     return seen === undefined ? looked : looked === undefined ? seen : [...seen, ...looked]
   }
   readonly reliability = (peer: string, now: number): number | undefined => this.reputation.reliability(peer, now)
+  readonly rttMs = (peer: string, now: number): number | undefined => this.rtt.rttMs(peer, now)
   readonly convicted = (peer: string): boolean => this.reputation.convictionOf(peer) !== undefined
   readonly newcomer = (peer: string): boolean => (this.reputation.history(peer)?.ok ?? 0) === 0
   readonly record = (peer: string, ok: boolean, now: number): void => { this.reputation.record(peer, ok, now) }
@@ -293,9 +309,12 @@ export class RequesterAgent implements ReplicaHost {
     const s = run.state
     if (job.bids.has(cid)) return
     if (e.addrs !== undefined) this.keepAddrs(e.bid.signer, e.addrs)
+    if (this.location !== undefined) this.rtt.estimated(e.bid.signer, estimateRttMs(this.location, { region: e.bid.payload.region, country: e.bid.payload.country }))
+    const at = Math.max(e.now, s.auction.closesAt)
     const assessed = assessBid({ cid: job.cid, payload: job.request }, e.bid, {
-      at: Math.max(e.now, s.auction.closesAt),
-      reliability: (peer) => this.reputation.reliability(peer, Math.max(e.now, s.auction.closesAt)),
+      at,
+      reliability: (peer) => this.reputation.reliability(peer, at),
+      rtt: (peer) => this.rtt.rttMs(peer, e.now),
       params: this.params.scoring
     })
     if ('fault' in assessed) { out.push({ type: 'ignored', job: job.id, reason: `bid ${cid} refused on arrival: ${assessed.fault}` }); return }
@@ -569,6 +588,7 @@ export class RequesterAgent implements ReplicaHost {
         job: { cid: job.cid, payload: job.request },
         bids,
         reliability: (peer) => this.reputation.reliability(peer, now),
+        rtt: (peer) => this.rtt.rttMs(peer, now),
         excluded: exclude,
         convicted: this.convicted,
         attempt: job.state.attempt + 1,
@@ -588,6 +608,8 @@ export class RequesterAgent implements ReplicaHost {
       const rejected = decision.rejected.find((r) => r.cid === view.cid)
       if (rejected !== undefined) view.rejected = rejected.reason
       else if (ranked === undefined && standing.heldBack.some((h) => h.bid.cid.toString() === view.cid)) view.rejected = HELD_BACK
+      const rtt = this.rtt.lookup(view.provider, now)
+      if (rtt !== undefined) { view.rttMs = Math.round(rtt.ms); view.rttSource = rtt.source }
     }
     if (decision.kind === 'none') {
       this.step(job, job, { type: 'bidding-closed', now, round }, out)

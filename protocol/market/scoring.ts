@@ -38,6 +38,15 @@ export const DISTANCE_PENALTY_PER_100MS = 0.02
 /** The distance penalty never exceeds 10 % (reached at 500 ms RTT): GPU jobs are batch work, price dominates. */
 export const MAX_DISTANCE_PENALTY = 0.1
 
+/**
+ * A latency-sensitive job (`placement.latencySensitive`, protocol/README §3.4) weighs distance far more:
+ * 25 % of the price per 100 ms of RTT, so a provider 100 ms further away must ask 20 % less to win.
+ */
+export const LATENCY_SENSITIVE_DISTANCE_PENALTY_PER_100MS = 0.25
+
+/** … capped at double the price (reached at 400 ms RTT): beyond that, every provider is equally far. */
+export const LATENCY_SENSITIVE_MAX_DISTANCE_PENALTY = 1.0
+
 /** RTT assumed for a provider never measured: a typical cross-continent path (a 4 % penalty). */
 export const DEFAULT_RTT_MS = 200
 
@@ -55,6 +64,10 @@ export interface ScoringParams {
   distancePenaltyPer100Ms: number
   /** ≥ 0: cap on the distance penalty. */
   maxDistancePenalty: number
+  /** ≥ 0: the distance penalty per 100 ms for a latency-sensitive job (replaces distancePenaltyPer100Ms). */
+  latencySensitiveDistancePenaltyPer100Ms: number
+  /** ≥ 0: the cap for a latency-sensitive job (replaces maxDistancePenalty). */
+  latencySensitiveMaxDistancePenalty: number
   /** ≥ 0: RTT used when none is known. */
   defaultRttMs: number
   /** 0..1: reliability used when none is known. */
@@ -65,6 +78,8 @@ export const defaultScoringParams: Readonly<ScoringParams> = Object.freeze({
   tierWeights: TIER_RELIABILITY_WEIGHT,
   distancePenaltyPer100Ms: DISTANCE_PENALTY_PER_100MS,
   maxDistancePenalty: MAX_DISTANCE_PENALTY,
+  latencySensitiveDistancePenaltyPer100Ms: LATENCY_SENSITIVE_DISTANCE_PENALTY_PER_100MS,
+  latencySensitiveMaxDistancePenalty: LATENCY_SENSITIVE_MAX_DISTANCE_PENALTY,
   defaultRttMs: DEFAULT_RTT_MS,
   unknownReliability: UNKNOWN_RELIABILITY
 })
@@ -86,7 +101,7 @@ export function validateScoringParams (params: ScoringParams): void {
   for (const tier of ['gold', 'silver', 'bronze'] as const) {
     if (!isNonNegative(params.tierWeights[tier])) throw new InvalidScoringParamsError(`tierWeights.${tier}`, 'expected a finite number ≥ 0')
   }
-  for (const field of ['distancePenaltyPer100Ms', 'maxDistancePenalty', 'defaultRttMs'] as const) {
+  for (const field of ['distancePenaltyPer100Ms', 'maxDistancePenalty', 'latencySensitiveDistancePenaltyPer100Ms', 'latencySensitiveMaxDistancePenalty', 'defaultRttMs'] as const) {
     if (!isNonNegative(params[field])) throw new InvalidScoringParamsError(field, 'expected a finite number ≥ 0')
   }
   const r = params.unknownReliability
@@ -105,6 +120,16 @@ export function createScoringParams (partial: ScoringParamsInit = {}): ScoringPa
   }
   validateScoringParams(params)
   return params
+}
+
+/**
+ * The parameters a job is scored with: `params` as given, or, for a job whose placement is
+ * latency-sensitive, with the latency-sensitive distance penalty and cap in place of the usual ones.
+ * Every node derives it from the job alone, so awards of such jobs stay auditable.
+ */
+export function scoringParamsForJob (params: ScoringParams, placement: { latencySensitive?: boolean | undefined }): ScoringParams {
+  if (placement.latencySensitive !== true) return params
+  return { ...params, distancePenaltyPer100Ms: params.latencySensitiveDistancePenaltyPer100Ms, maxDistancePenalty: params.latencySensitiveMaxDistancePenalty }
 }
 
 /** What scoring reads about one bid. */

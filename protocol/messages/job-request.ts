@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { MAX_JOB_FILES, MAX_JOB_GPUS, MAX_RUNTIME_SEC } from '../limits.js'
+import { MAX_JOB_FILES, MAX_JOB_GPUS, MAX_PLACEMENT_RTT_MS, MAX_RUNTIME_SEC } from '../limits.js'
 import { bytes, contentCid, executor, header, micros, nonce, paymentRule, region, relativePath, slug, text, tier, uint } from './common.js'
 
 export const workload = z.strictObject({
@@ -39,7 +39,14 @@ export const sla = z.strictObject({
 export const placement = z.strictObject({
   /** Acceptable regions (a region includes its sub-regions); empty = anywhere. */
   regions: z.array(region).max(16),
-  residency: z.enum(['strict', 'prefer'])
+  residency: z.enum(['strict', 'prefer']),
+  /**
+   * Weigh network distance heavily when scoring bids (protocol/market/scoring.ts, LATENCY_SENSITIVE_*).
+   * Only `true` is written: absent means not sensitive, so one meaning has one encoding (and one job id).
+   */
+  latencySensitive: z.literal(true).optional(),
+  /** The requester considers only providers whose RTT in its view (measured or estimated) is at most this, ms. */
+  maxRttMs: z.int().min(1).max(MAX_PLACEMENT_RTT_MS).optional()
 })
 
 export const verification = z.discriminatedUnion('mode', [

@@ -16,7 +16,7 @@
  */
 import { CID } from '../../crypto/index.js'
 import { decideAward, secondScorePrice, type AwardDecision, type AwardFields, type AwardInput } from '../market/award.js'
-import { compareStrings, defaultScoringParams, type RankedBid } from '../market/scoring.js'
+import { compareStrings, defaultScoringParams, scoringParamsForJob, type RankedBid } from '../market/scoring.js'
 import type { OpenedMessage } from '../message.js'
 import { buildFraudProof, completedRun, isDeterministic, type FraudProofFields } from './fraud-proof.js'
 import { InvalidVerificationInputError } from './invalid-input.js'
@@ -146,7 +146,8 @@ export function decideReplicatedAward (input: ReplicatedAwardInput): ReplicatedA
   const selection = selectReplicas({ ranking: decision.ranking, k: input.k, addresses: input.addresses, ...(input.networks !== undefined ? { networks: input.networks } : {}), ...(input.cluster !== undefined ? { cluster: input.cluster } : {}) })
   if (selection.replicas.length === 0) return { kind: 'none', reason: 'NO_INDEPENDENT_BIDS', detail: `none of ${decision.ranking.length} bids has an IP address`, decision }
   const { sla, auction } = input.job.payload
-  const params = input.params ?? defaultScoringParams
+  // the job's own scoring (a latency-sensitive job weighs distance more), as decideAward ranked with
+  const params = scoringParamsForJob(input.params ?? defaultScoringParams, input.job.payload.placement)
   const awards = selection.replicas.map(({ bid, considered }): AwardFields => ({
     ...decision.award,
     winner: bid.provider,

@@ -161,7 +161,7 @@ describe('job and ledger commands against a stub of the daemon\'s API (separate 
     const base: JobView = {
       id: 'bafyjob1', label: 'demo', status: 'bidding', tier: 'silver', executor: 'process', gpus: 1, maxPrice: 10_000_000,
       submittedAt: 1_000, updatedAt: 2_000, round: 1, paid: 0, events: events.slice(0, 1),
-      bids: [{ cid: 'bafybid1bid1bid1bid1', provider: PROVIDER, price: 1_500_000, model: 'nvidia-h100-80gb-hbm3', region: 'eu-west', effectivePrice: 1_650_000 }]
+      bids: [{ cid: 'bafybid1bid1bid1bid1', provider: PROVIDER, price: 1_500_000, model: 'nvidia-h100-80gb-hbm3', region: 'eu-west', effectivePrice: 1_650_000, rttMs: 27, rttSource: 'estimated' }]
     }
     if (step === 0) return base
     const award = { attempt: 1, cid: 'bafyaward', provider: PROVIDER, bid: 'bafybid1bid1bid1bid1', price: 1_500_000, paymentRule: 'first-price' as const, considered: 1, why: 'only bid', awardedAt: 3_000 }
@@ -266,8 +266,8 @@ describe('job and ledger commands against a stub of the daemon\'s API (separate 
     assert.equal(status.code, 0, status.stderr)
     assert.match(status.stdout, /status: +settled/)
     assert.match(status.stdout, /award: +12D3KooWProvider\S+ at 1\.50 cr\/GPU-h \(first-price, 1 bid considered\)/)
-    assert.match(status.stdout, /BID +PROVIDER +PRICE +EFFECTIVE\n/)
-    assert.match(status.stdout, /1\.50 +1\.65\n/)
+    assert.match(status.stdout, /BID +PROVIDER +PRICE +EFFECTIVE +RTT\n/)
+    assert.match(status.stdout, /1\.50 +1\.65 +~27 ms\n/)
     assert.match(status.stdout, /paid: +0\.0004 cr/)
     const missing = await gpumesh('job', 'status', 'nope')
     assert.equal(missing.code, 1)

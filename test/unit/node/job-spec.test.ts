@@ -49,7 +49,7 @@ describe('job spec (node/market/job-spec.ts)', () => {
     assert.deepEqual({ ...s }, {
       executor: 'process', command: ['echo', 'hi'], env: {}, inputs: [], outputs: [], maxRuntimeSec: 3600, network: false,
       gpus: 1, minVramGB: 0, models: [], tier: 'silver', maxPrice: 10, maxStartDelaySec: 300, regions: [], residency: 'prefer',
-      bidWindowMs: 2000, paymentRule: 'first-price', cpuCores: 0, memoryMiB: 0, diskMiB: 0, verification: { mode: 'none' }
+      latencySensitive: false, bidWindowMs: 2000, paymentRule: 'first-price', cpuCores: 0, memoryMiB: 0, diskMiB: 0, verification: { mode: 'none' }
     })
   })
 
@@ -214,6 +214,16 @@ describe('job spec (node/market/job-spec.ts)', () => {
     assert.equal(request.label, 'l')
     assert.equal(request.workload.inputs[0]?.cid.toString(), cidOfRaw(bytes).toString())
     sealMessage(generateIdentity(), 'job-request', request)
+  })
+
+  it('latencySensitive and maxRtt reach the placement only when given (an old job keeps its encoding)', () => {
+    const plain = buildJobRequest(spec({}), [], NOW, NONCE)
+    assert.deepEqual(plain.placement, { regions: [], residency: 'prefer' })
+    const near = buildJobRequest(validateJobSpec(normaliseJobSpec({ command: ['echo'], latencySensitive: true, maxRtt: '80ms' })), [], NOW, NONCE)
+    assert.deepEqual(near.placement, { regions: [], residency: 'prefer', latencySensitive: true, maxRttMs: 80 })
+    assert.equal(jobRequestSchema.safeParse(near).success, true)
+    assert.equal(validateJobSpec(normaliseJobSpec({ command: ['echo'], maxRtt: 1 })).maxRttMs, 1)
+    for (const bad of [0, '20s', 'far']) assert.throws(() => validateJobSpec(normaliseJobSpec({ command: ['echo'], maxRtt: bad })), JobSpecError, String(bad))
   })
 
   it('the request lifetime is capped at 7 days', () => {

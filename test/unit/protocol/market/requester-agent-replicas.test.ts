@@ -50,6 +50,15 @@ describe('the requester agent: replicate k and spotcheck (protocol/market/replic
     assert.equal(d.agent.view(d.id)?.bids.find((b) => b.provider === peer(1))?.rejected, 'CONVICTED')
   })
 
+  it('replicas are ranked under the RTT view too: the two nearest of three equal bidders are taken', () => {
+    const d = replicaDriver(verifiedJob({ mode: 'replicate', k: 2 }))
+    d.submit()
+    for (const i of [1, 2, 3]) d.bid(i, 1_000_000)
+    for (const [i, ms] of [[1, 400], [2, 30], [3, 10]] as const) d.agent.rtt.measured(peer(i), ms, d.now)
+    d.runTo(NOW + WINDOW)
+    assert.deepEqual(d.of('send-award').map((a) => a.provider), [peer(3), peer(2)])
+  })
+
   it('k = 2 that disagree, deterministic: a local re-execution decides; the wrong one is reported and a fraud proof asked for', () => {
     const d = replicaDriver(verifiedJob({ mode: 'replicate', k: 2 }, 'wasm'))
     closedRound(d, [1, 2])
