@@ -10,7 +10,8 @@
  * places a job on a cheater (the bound) and the old way. Every node's ad lists one address in a /16 of its
  * own (cheaters too: the worst case for replicate's independence rule, which cannot tell them apart).
  *
- * Every renter audits after a conviction (protocol/market/result-audit.ts: its settled results the convicted
+ * Every renter runs the proof audit (replica-runs.ts unprovenAgreement: an agreement of providers none of
+ * which is proven to it is re-executed), and audits after a conviction (protocol/market/result-audit.ts: its settled results the convicted
  * provider signed are re-executed, a wrong one disproved and its co-signers proven wrong), and a further run
  * adds the agreement audit (a drawn share of the wasm jobs whose replicas agree re-executed all the same).
  *
@@ -64,6 +65,7 @@ export const CHEATERS_SPEC: AdversarialSpec = {
     `Cheaters: ${CHEATER_SHARE * 100} % of the nodes collude: each job's wrong output is one CID they all sign, so two cheaters replicating a job agree. Every node's ad lists an address in its own /16, so replicate's subnet rule never keeps two cheaters apart.`,
     'A wrong result accepted: the requester paid a final settled payment for a receipt naming another output than the job\'s true one. Overhead: GPU-seconds of every receipt signed, plus the requesters\' own runs (re-executions of a split, fraud-proof checks), over one complete run of each job that ran.',
     'After a conviction every renter revisits the results it accepted that the convicted provider signed (protocol/market/result-audit.ts): a wasm job is re-executed (once per job, one at a time), and a wrong one is marked disproved and its other signers proven wrong (a wrong-output proof each, gossiped); a process job is marked suspect. A disproved result stays counted as a wrong result accepted: its settled payment is final.',
+    'The proof audit (the daemon\'s default, in every replicate run): a renter re-executes the agreeing replicas of a wasm job — or its lone delivered replica — when none of their providers is proven to it yet (its output matched the renter\'s own run, or a proven provider\'s); agreeing with each other proves colluders nothing.',
     `The audit run: as the wasm run, and each renter re-executes ${AGREEMENT_AUDIT_PER_MILLE / 10} % of the jobs whose two replicas agree (a secret draw per job), which is how two colluders that agree get caught.`,
     'The wasm run: the same trace\'s jobs marked deterministic (executor wasm), each running for its trace duration wherever it runs, the requester\'s own re-execution and every proof check included. A requester that hears a fraud proof re-executes its job once per subject (node/trust/fraud-verifier.ts: none for a subject it convicted already or is checking), every renter alike.'
   ],
