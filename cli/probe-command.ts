@@ -2,7 +2,7 @@
  * `gpumesh probe <peer-id>`: the running daemon challenges a provider now with a timed matrix product
  * sized to what its ad claims (protocol/README.md §7.10), and prints measured against claimed, the
  * device label and `flagged` when the claim is more than 2× faster than measured. The daemon signs the
- * result, enters it in its reputation view and publishes it on `gpumesh/1/evidence`.
+ * result, enters it in its reputation view and publishes it on `gpumesh/2/evidence`.
  */
 import type { Command } from 'commander'
 import { ApiClient } from '../node/api/client.js'
@@ -41,7 +41,7 @@ export async function probeCommand (peer: string, command: Command): Promise<voi
     out([
       `probe of ${p.peer}`,
       `  verdict:   ${p.reading.toUpperCase()} — it did not answer the probe's ping (${p.detail ?? 'no detail'})`,
-      `  result:    ${p.cid} (signed; counts as a failure of uptime; published on gpumesh/1/evidence)`
+      `  result:    ${p.cid} (signed; counts as a failure of uptime; published on gpumesh/2/evidence)`
     ].join('\n'))
     return
   }
@@ -55,7 +55,7 @@ export async function probeCommand (peer: string, command: Command): Promise<voi
     `  claimed:   ${p.expectedMs ?? '?'} ms expected${p.claimedMacPerSec !== undefined ? ` (${rate(p.claimedMacPerSec)})` : ''}; flagged above ${2 * (p.expectedMs ?? 0)} ms`,
     ...(p.rttMs !== undefined ? [`  rtt:       ${p.rttMs} ms (not timed)`] : []),
     ...(p.flagged && p.detail !== undefined ? [`  detail:    ${p.detail}`] : []),
-    `  result:    ${p.cid} (signed; in this node's reputation view; published on gpumesh/1/evidence)`,
+    `  result:    ${p.cid} (signed; in this node's reputation view; published on gpumesh/2/evidence)`,
     ...(p.reused === true ? [`  note:      this node's own probe of ${Math.round((Date.now() - p.at) / 1000)} s ago (${p.reason}); the provider takes one probe per peer a minute`] : [])
   ].join('\n'))
 }

@@ -26,7 +26,7 @@ export const PROTOCOLS = {
   history: '/gpumesh/history/1.0.0'
 } as const
 
-export const TOPIC_PREFIX = 'gpumesh/1'
+export const TOPIC_PREFIX = 'gpumesh/2'
 /** Jobs without a region go here. */
 export const GLOBAL_MARKET = 'global'
 /** Receipts, attestations, probe results, failure reports and fraud proofs. */

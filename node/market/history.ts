@@ -2,7 +2,7 @@
  * The market's side of /gpumesh/history/1.0.0 (protocol/README.md §7.11; issue 11): an index of the
  * evidence this node keeps, by the peers it concerns (node/market/store.ts `market-history`), the pages
  * it serves from it, and the envelopes it takes from other nodes' answers. A served envelope is taken
- * exactly as one heard on `gpumesh/1/evidence` — §6 opened, then the same budgets and, for a fraud
+ * exactly as one heard on `gpumesh/2/evidence` — §6 opened, then the same budgets and, for a fraud
  * proof, the same verifier — with one difference: it is relevant because this node asked about its
  * subject. What the server sent that was not asked for, or that fails §6 or §5.9, is its fault.
  */

@@ -3,7 +3,7 @@
  * It hears of providers (ads this node fetched, bidders on its jobs), runs the probes the schedule hands
  * out over /gpumesh/probe/1.0.0 (node/services/probe.ts), and does three things with every signed result:
  * it enters this node's own reputation view (protocol/trust/probe-evidence.ts says what each counts for),
- * it is kept with the evidence, and it is published on `gpumesh/1/evidence`. A provider that does not
+ * it is kept with the evidence, and it is published on `gpumesh/2/evidence`. A provider that does not
  * answer the ping is signed `unreachable` (a `ping` result with ok false: its uptime); one that refuses
  * (its own rate limit) signs nothing and is tried again later. `gpumesh probe` runs one by hand.
  */

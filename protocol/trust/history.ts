@@ -3,7 +3,7 @@
  * about one subject (a peer id), or for the fraud proofs of every provider it convicted; the server
  * answers with the complete signed envelopes, in a fixed order, bounded in count and bytes. The frames,
  * the limits, the server's selection and the asker's check of an answer's shape live here; the
- * envelopes themselves are opened by the asker exactly as evidence heard on `gpumesh/1/evidence`.
+ * envelopes themselves are opened by the asker exactly as evidence heard on `gpumesh/2/evidence`.
  *
  *   asker  → {v: 1, q: "subject", subject, kinds?, limit, after?} | {v: 1, q: "convicted", limit, after?}
  *   server → {v: 1, envelopes: [bytes…], next?} | {v: 1, envelopes: [], refused: "RATE_LIMITED"}

@@ -101,7 +101,7 @@ describe('latency-aware routing over TCP with a delayed link', function () {
     assert.ok(market !== undefined)
     // both providers subscribed to the global market topic (where a job without regions goes), as the requester sees it
     for (let i = 0; i < 200; i++) {
-      const subscribers = requester.node.services.pubsub.getSubscribers('gpumesh/1/market/global').map(String)
+      const subscribers = requester.node.services.pubsub.getSubscribers('gpumesh/2/market/global').map(String)
       if (subscribers.includes(near.identity.peerId) && subscribers.includes(farId)) break
       await new Promise((resolve) => setTimeout(resolve, 100))
     }

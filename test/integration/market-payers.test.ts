@@ -6,7 +6,7 @@ import { untilJob, type TestNetwork } from '../helpers/network.js'
 import { SHORT_LEASE_MARKET, TEST_GPU, useNetwork } from '../helpers/market-network.js'
 
 /**
- * Issue 11: a requester that stops paying is reported on `gpumesh/1/evidence`, and a provider that only
+ * Issue 11: a requester that stops paying is reported on `gpumesh/2/evidence`, and a provider that only
  * heard the report — from a reporter it trusts, because that reporter once bought from it and paid —
  * gives the requester's next job no bid, while an honest requester's job still gets bids.
  *

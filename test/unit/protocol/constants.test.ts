@@ -13,12 +13,12 @@ describe('protocol constants and capability keys', () => {
     assert.equal(PROTOCOLS.exec, '/gpumesh/exec/1.0.0')
     assert.equal(PROTOCOLS.blob, '/gpumesh/blob/1.0.0')
     assert.equal(PROTOCOLS.probe, '/gpumesh/probe/1.0.0')
-    assert.equal(marketTopic('eu'), 'gpumesh/1/market/eu')
-    assert.equal(marketTopic(), 'gpumesh/1/market/global')
-    assert.equal(EVIDENCE_TOPIC, 'gpumesh/1/evidence')
+    assert.equal(marketTopic('eu'), 'gpumesh/2/market/eu')
+    assert.equal(marketTopic(), 'gpumesh/2/market/global')
+    assert.equal(EVIDENCE_TOPIC, 'gpumesh/2/evidence')
   })
 
-  it('names a gossiped message by the SHA-256 of its topic and data (§7.6): the §8 bid envelope on gpumesh/1/market/eu', () => {
+  it('names a gossiped message by the SHA-256 of its topic and data (§7.6): the §8 bid envelope on gpumesh/2/market/eu', () => {
     const envelope = Buffer.from(
       '0a2408011220ea4a6c63e29c520abef5507b132ec5f9954776aebebe7b92421eea691446d22c120483cefd011ad002ad617601626164d82a5825000171122017' +
       '8aa80af00f7e46811ade34f02973ffc30cb3796796b556cfd4a5edcf51b16c636a6f62d82a58250001711220bca6d3643b05894aae4817151813c5fe0f670d6e' +
@@ -29,9 +29,9 @@ describe('protocol constants and capability keys', () => {
       '4077e9aa32f28ddd547e0bd25b2355e5267ce02fc52ae743911343bc8f336f062c89e9d0cb9555f238339a10ea62b05f497c0c3315c9126bf6b145d7605636ae' +
       '0e', 'hex')
     assert.equal(envelope.byteLength, 449)
-    const topic = 'gpumesh/1/market/eu'
+    const topic = 'gpumesh/2/market/eu'
     const id = gossipMessageId(topic, envelope)
-    assert.equal(Buffer.from(id).toString('hex'), 'dd1c46cc3da085edb4f3f36d5d5b916aa369477711afe96f45cda068d823b9c7')
+    assert.equal(Buffer.from(id).toString('hex'), 'e2349e5ac2e8ffb7cbe4ef6fc1c74ccbb40ffd4d8eaccf69817428dc6df2a069')
     // varint(19) ‖ topic ‖ envelope, hashed as one
     assert.deepEqual(Buffer.from(id), createHash('sha256').update(Buffer.from([19])).update(topic).update(envelope).digest())
     // another topic, or one byte less of data, is another message

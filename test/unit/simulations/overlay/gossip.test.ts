@@ -78,7 +78,7 @@ describe('simulations/overlay: gossip mesh', () => {
     assert.deepEqual([...r.firstDeliveryMs], [0, 10, 10, 10])
     assert.deepEqual([...r.hops], [0, 1, 1, 1])
     assert.equal(r.lastDeliveryMs, 10)
-    assert.equal(r.bytes, 9 * publishRpcBytes(100, new TextEncoder().encode('gpumesh/1/market/global').byteLength))
+    assert.equal(r.bytes, 9 * publishRpcBytes(100, new TextEncoder().encode('gpumesh/2/market/global').byteLength))
     // a message over idontwantMinBytes: every receiver tells its other 2 mesh peers; with equal delays
     // an IDONTWANT arrives at 20 ms, after the forwards left at 10 ms, so nothing is saved
     const big = k4.publish(0, { delay: () => 10, messageBytes: 600 })
