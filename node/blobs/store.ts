@@ -12,15 +12,15 @@
  * A public grant (`grantPublic`) lets any peer fetch a CID: the inputs of a job this node proved wrong
  * in a fraud proof that could not embed them, so third parties can check the proof (protocol/README §5.9).
  */
-
-/** CIDs granted to every peer at most (the oldest grant gives way). */
-export const MAX_PUBLIC_GRANTS = 4096
 import { constants } from 'node:fs'
 import { chmod, mkdir, open, readFile, readdir, rename, rm, stat, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { PeerId } from '@libp2p/interface'
 import { CID, SHA2_256, cidMatches, cidOfRaw, cidOfValue, decodeCanonical } from '../../crypto/index.js'
 import { randomNonce } from '../random.js'
+
+/** CIDs granted to every peer at most (the oldest grant gives way). */
+export const MAX_PUBLIC_GRANTS = 4096
 
 export type BlobErrorCode = 'NOT_FOUND' | 'CORRUPT' | 'TOO_LARGE' | 'NOT_A_FILE' | 'IO'
 

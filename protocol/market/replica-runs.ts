@@ -36,7 +36,7 @@ export function heldBackText (s: StandingSelection): string {
   const signers = new Set(s.heldBack.map((h) => h.bid.signer))
   const first = s.heldBack[0]
   const why = first === undefined ? '' : `: ${short(first.bid.signer)} ${first.detail}${signers.size > 1 ? ', …' : ''}`
-  const then = s.reopenExcluding.length > 0 ? '; none in good standing, re-opening the round without them' : s.fallback ? '; none in good standing, ranking them all the same' : ''
+  const then = s.reopenExcluding.length > 0 ? '; none in good standing, re-opening the round without them' : s.fallback ? '; none in good standing, ranking them (the over-exposed first)' : ''
   return `${signers.size} bidder(s) held back by this node's own history${why}${then}`
 }
 
@@ -68,6 +68,8 @@ export interface ReplicaHost {
   /** The provider's output matched this node's own re-execution, or a proven provider's (the proof audit). */
   proven: (peer: string) => boolean
   prove: (peer: string) => void
+  /** An outvoted provider is proven no more. */
+  unprove: (peer: string) => void
 }
 
 /** The job's `verification` as the agent carries it out (none without the opened request, which the comparison needs). */
@@ -123,7 +125,8 @@ export function closeReplicas (host: ReplicaHost, job: AgentJob, run: Run, round
   const independent = run.state.auction.bids.map((b) => job.bids.get(b.bid))
     .filter((b): b is AuctionBid => b !== undefined && independentOf(host, b.signer, taken))
   const standing = host.byStanding(independent, now)
-  const bids = standing.bids
+  // replicas cross-check each other: when fewer bids are in good standing than replicas are wanted, rank them all
+  const bids = standing.fallback || standing.bids.length < want ? independent : standing.bids
   if (standing.heldBack.length > 0) out.push(note(job, 'held-back', heldBackText(standing)))
   const first = run === job
   let decision
@@ -397,6 +400,7 @@ function outvote (host: ReplicaHost, job: AgentJob, slot: ReplicaSlot, majority:
   if (a === undefined) return
   const detail = `outvoted: outputs ${slot.receipt?.payload.outputs.toString() ?? '?'}, ${majority !== undefined ? `the majority's ${majority}` : 'no majority'}`
   host.record(a.provider, false, slot.state.now)
+  host.unprove(a.provider)
   out.push(note(job, 'failure', `output-mismatch: ${detail}`, a.provider))
   out.push({ type: 'record-failure', job: job.id, attempt: a.attempt, subject: a.provider, reason: 'output-mismatch', evidence: ['award', 'receipt'], detail, counted: false })
   if (isDeterministic(job.request) && slot.receipt !== undefined) {

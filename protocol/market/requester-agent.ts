@@ -26,7 +26,7 @@
 import type { CID } from '../../crypto/index.js'
 import type { JobRequest } from '../messages/job-request.js'
 import { peerNetworks, type AddressLookup, type ClusterLookup, type NetworkLookup } from '../trust/replicate.js'
-import { decideAward, type AuctionBid } from './award.js'
+import { decideAward, screenBids, tooFarScreen, type AuctionBid } from './award.js'
 import { assessBid } from './bid-store.js'
 import { defaultMarketParams, type MarketParams } from './params.js'
 import {
@@ -130,6 +130,7 @@ export class RequesterAgent implements ReplicaHost {
     this.provenPeers.add(peer)
     if (this.provenPeers.size > MAX_PROVEN_PROVIDERS) this.provenPeers.delete(this.provenPeers.values().next().value as string)
   }
+  readonly unprove = (peer: string): void => { this.provenPeers.delete(peer) }
 
   /** A provider's addresses: those its bids came with and the lookup's (undefined: neither knows any). */
   readonly addresses: AddressLookup = (provider) => {
@@ -486,9 +487,11 @@ export class RequesterAgent implements ReplicaHost {
           break
         case 're-auction': {
           const own = run === job
-          if (own) {
+          if (own && effect.reason !== 'held-back') {
             job.bids.clear()
             job.bidViews = []
+          } else if (own) {
+            // the held-back bids stay: the re-opened round falls back on them if it hears no better
           } else {
             // rounds are numbered across the job's replicas; a replica's round excludes the others' providers
             run.state = { ...run.state, auction: { ...run.state.auction, round: nextRound(job) } }
@@ -574,21 +577,27 @@ export class RequesterAgent implements ReplicaHost {
   private close (job: AgentJob, round: number, exclude: string[], out: RequesterAgentEffect[]): void {
     const now = job.state.now
     const held = job.state.auction.bids.map((b) => job.bids.get(b.bid)).filter((b): b is AuctionBid => b !== undefined)
-    const standing = this.selectByStanding(held, now, !job.state.auction.reopened && now < job.state.config.expiresAt)
+    // standing splits only the bids screening leaves (a convicted, excluded or too far bidder is no good standing)
+    const rtt = (peer: string): number | undefined => this.rtt.rttMs(peer, now)
+    const auctionJob = { cid: job.cid, payload: job.request }
+    const { valid } = screenBids(auctionJob, held, new Set(exclude), now, this.convicted, tooFarScreen(auctionJob, rtt))
+    const screenedOut = held.filter((b) => !valid.has(b.cid.toString()))
+    const standing = this.selectByStanding([...valid.values()], now, !job.state.auction.reopened && now < job.state.config.expiresAt)
     if (standing.heldBack.length > 0) out.push(note(job, 'held-back', heldBackText(standing)))
     if (standing.reopenExcluding.length > 0) {
-      for (const view of job.bidViews) view.rejected = HELD_BACK
+      for (const view of job.bidViews) if (standing.heldBack.some((h) => h.bid.cid.toString() === view.cid)) view.rejected = HELD_BACK
       this.step(job, job, { type: 'bidding-closed', now, round, holdBack: standing.reopenExcluding }, out)
       return
     }
-    const bids = standing.bids
+    // the screened-out bids go in too, so the decision names why each was dropped
+    const bids = [...standing.bids, ...screenedOut]
     let decision
     try {
       decision = decideAward({
         job: { cid: job.cid, payload: job.request },
         bids,
         reliability: (peer) => this.reputation.reliability(peer, now),
-        rtt: (peer) => this.rtt.rttMs(peer, now),
+        rtt,
         excluded: exclude,
         convicted: this.convicted,
         attempt: job.state.attempt + 1,

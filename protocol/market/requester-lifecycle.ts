@@ -434,14 +434,17 @@ function pickChoice (w: AwardChoice): AwardChoice {
 }
 
 /**
- * Every bidder held back (standing.ts): re-open once per attempt, excluding them (up to the schema's
- * MAX_EXCLUDED_PEERS, earlier exclusions first); when the round was re-opened already, as no winner.
+ * Every bidder held back (standing.ts): re-open once per attempt, the new round's message excluding them
+ * (after the job's own exclusions, up to the schema's MAX_EXCLUDED_PEERS) so honest providers' damping
+ * does not count their bids. The job's `excluded` stays as it was (held back is no failure of this job),
+ * and the held-back bids stay in the round: if it hears no better, the award falls back on them. When the
+ * round was re-opened already, as no winner.
  */
 function heldBack (s: RequesterJob, now: number, providers: readonly string[]): RequesterTransition {
   if (s.auction.reopened || now >= s.config.expiresAt) return noWinner(s, now)
-  const excluded = [...new Set([...s.excluded, ...providers])].slice(0, MAX_EXCLUDED_PEERS)
-  const effects: RequesterEffect[] = [{ type: 're-auction', attempt: s.attempt + 1, exclude: excluded, reason: 'held-back' }]
-  return { state: { ...s, excluded, auction: openAuction(s.auction.round + 1, now, s.config, true) }, effects }
+  const exclude = [...new Set([...s.excluded, ...providers])].slice(0, MAX_EXCLUDED_PEERS)
+  const effects: RequesterEffect[] = [{ type: 're-auction', attempt: s.attempt + 1, exclude, reason: 'held-back' }]
+  return { state: { ...s, auction: { ...openAuction(s.auction.round + 1, now, s.config, true), bids: s.auction.bids } }, effects }
 }
 
 /** No acceptable bid: explain, then re-open once per attempt or expire. */

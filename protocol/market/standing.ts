@@ -22,11 +22,11 @@
  * When no bid is in good standing the requester still awards — a held-back provider is better than no
  * GPU: the over-exposed ones first (their record is good), else every held-back bid, ranked as usual.
  * But when at least `reopenHeldBack` signers were held back and none is in good standing, the round is
- * re-opened once, excluding them (a swarm of cheap identities makes honest providers' damping stay silent;
- * excluded bids do not count in damping, §5.6, so the re-opened round hears them). Over-exposed signers
- * are excluded too: not excluding them cut the `sybil` scenario's honest completion from 90–92 % to
- * 58–73 %. The cost: when they were the only providers that fit, the re-opened round has no bid and the
- * job expires.
+ * re-opened once, its message excluding them (a swarm of cheap identities makes honest providers' damping
+ * stay silent; excluded bids do not count in damping, §5.6, so the re-opened round hears them). Their bids
+ * stay in the round: when it hears no bid in good standing, the award falls back on them as above, so a
+ * job whose only fitting providers were held back is not lost. Over-exposed signers are excluded from the
+ * message too: not excluding them cut the `sybil` scenario's honest completion from 90–92 % to 58–73 %.
  */
 import type { AuctionBid } from './award.js'
 
@@ -100,7 +100,7 @@ export function exposureLimit (okCount: number, params: StandingParams = default
 /** One provider's standing with this requester. */
 export function standingOf (r: StandingRecord, params: StandingParams = defaultStandingParams): Standing {
   if (!params.enabled) return { kind: 'good' }
-  if (r.failed >= params.minFailureWeight && r.failed >= params.failureRatio * r.ok) {
+  if (r.failed > 0 && r.failed >= params.minFailureWeight && r.failed >= params.failureRatio * r.ok) {
     return { kind: 'held-back', reason: 'failures', detail: `failed ${r.failed.toFixed(2)} vs delivered ${r.ok.toFixed(2)} (decayed, own)` }
   }
   const limit = exposureLimit(r.okCount, params)

@@ -59,6 +59,28 @@ describe('scenario: the requester\'s standing rule', () => {
     assert.deepEqual(spread(true, 0), [peer('cheap'), peer('cheap'), peer('cheap')], 'jobs closing together are one decision')
   })
 
+  it('five over-exposed honest providers and more concurrent jobs than they take one at a time: the re-opened round falls back on their bids, no job is lost', () => {
+    const h = new Harness({ seed: 21 })
+    ;['a', 'b', 'c', 'd', 'e'].forEach((name, i) => h.provider(name, { region: 'eu-west', gpus: { h100: 4 }, floor: credits(2 + i * 0.2) }))
+    h.requester('buyer', { region: 'eu-west' })
+    const buyer = h.requesters.get('buyer')!
+    const jobs: string[] = []
+    for (let i = 0; i < 8; i++) h.at(h.scheduler.now() + i * 30_000, () => { jobs.push(buyer.submit({ gpus: 1, maxPrice: credits(4), lifetimeMs: 20 * MIN }, { durationMs: 10 * MIN })) })
+    h.runUntilQuiet()
+    assert.deepEqual(jobs.map((j) => ending(h, j).status), Array(8).fill('settled'))
+  })
+
+  it('replicas: with fewer bids in good standing than replicas wanted, every independent bid is ranked, no job is lost', () => {
+    const h = new Harness({ seed: 21 })
+    ;['a', 'b', 'c'].forEach((name, i) => h.provider(name, { region: 'eu-west', gpus: { h100: 4 }, floor: credits(2 + i * 0.5), addrs: [`/ip4/20.${i}.0.1/tcp/4001`] }))
+    h.requester('buyer', { region: 'eu-west' })
+    const buyer = h.requesters.get('buyer')!
+    const jobs: string[] = []
+    for (let i = 0; i < 3; i++) h.at(h.scheduler.now() + i * 30_000, () => { jobs.push(buyer.submit({ gpus: 1, maxPrice: credits(4), lifetimeMs: 20 * MIN, verification: { mode: 'replicate', k: 2 }, executor: 'wasm' }, { durationMs: 10 * MIN })) })
+    h.runUntilQuiet()
+    assert.deepEqual(jobs.map((j) => ending(h, j).status), ['settled', 'settled', 'settled'])
+  })
+
   it('five held-back bidders and none in good standing re-open the round without them, where the honest provider bids', () => {
     const h = fleet(true, 5)
     // each vanishing provider delivers one job and then fails one, one after the other

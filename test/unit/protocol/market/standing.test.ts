@@ -27,6 +27,7 @@ describe('standing: one provider', () => {
     assert.equal(even.kind === 'held-back' ? even.reason : '', 'failures')
     assert.equal(standingOf(rec({ ok: 1.01, failed: 1, okCount: 2 })).kind, 'good', 'delivered more often than it failed')
     assert.equal(standingOf(rec({ ok: 2, failed: 1, okCount: 2 })).kind, 'good')
+    assert.equal(standingOf(rec(), createStandingParams({ minFailureWeight: 0 })).kind, 'good', 'a minimum of 0 holds no stranger back')
   })
 
   it('limits unfinished awards to 1 + ⌊deliveries × 0.5⌋', () => {
@@ -112,7 +113,7 @@ describe('standing: the requester lifecycle re-opens without the held-back provi
     return reduceRequester(s, { type: 'tick', now: at(1000) }).state
   }
 
-  it('re-opens once, excluding them after the earlier exclusions, with no explanation', () => {
+  it('re-opens once, the round excluding them after the earlier exclusions, keeping their bids, with no explanation', () => {
     const s = closing()
     assert.equal(s.auction.closing, true)
     const t = reduceRequester(s, { type: 'bidding-closed', now: at(1000), round: s.auction.round, holdBack: ['p1', 'p2', 'earlier'] })
@@ -120,7 +121,8 @@ describe('standing: the requester lifecycle re-opens without the held-back provi
     assert.equal(t.state.status, 'bidding')
     assert.equal(t.state.auction.reopened, true)
     assert.equal(t.state.auction.round, s.auction.round + 1)
-    assert.deepEqual(t.state.excluded, ['earlier', 'p1', 'p2'])
+    assert.deepEqual(t.state.excluded, ['earlier'], 'held back is no failure of the job: only the round excludes them')
+    assert.deepEqual(t.state.auction.bids.map((b) => b.provider), ['p1', 'p2'], 'their bids stay for the fallback')
   })
 
   it('the second time is a round with no winner: explained, and the job expires', () => {
