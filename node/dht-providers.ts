@@ -3,19 +3,21 @@
  * returns once it has yielded k (`kBucketSize`) providers, and reads at most k from the local store. So:
  *
  * 1. the DHT's own lookup runs as before, its providers streamed to the caller as they come;
- * 2. when it may have stopped at k (`lookupMayBeCut`), the local store is read whole, the peers closest
- *    to the key are found (`getClosestPeers`: the same walk a provider's ADD_PROVIDER follows, so these
- *    are the peers holding the records), and each one the lookup did not already ask is sent one
- *    `GET_PROVIDERS`; a peer answers with every record it holds.
+ * 2. when it may have stopped at k (`lookupMayBeCut`), the local store is read whole and the walk goes
+ *    on (protocol/provider-walk.ts): the k nearest known peers that the lookup did not ask are sent one
+ *    `GET_PROVIDERS` each, their closer peers join the known ones, and so on until every one of the k
+ *    peers nearest the key that answer has been asked. Those are the peers a provider's ADD_PROVIDER
+ *    reached (its own walk toward the same key), and each answers with every record it holds.
  *
  * Step 2 reaches two kad-dht 16 members that its public interface leaves out (`providers`, the local
  * record store, and `network.sendRequest`, its request/response client); `kadInternals` checks that they
  * exist and throws DhtLookupError('UNSUPPORTED_DHT') otherwise, so a kad-dht that moves them fails loudly.
  */
-import { MessageType, type QueryEvent } from '@libp2p/kad-dht'
+import { createHash } from 'node:crypto'
+import { MessageType, type PeerResponseEvent, type QueryEvent } from '@libp2p/kad-dht'
 import type { AbortOptions, PeerId, PeerInfo } from '@libp2p/interface'
 import type { CID } from 'multiformats/cid'
-import { lookupMayBeCut, type SearchOutcome } from '../protocol/index.js'
+import { lookupMayBeCut, walkStep, xorDistance, type SearchOutcome, type WalkPeer } from '../protocol/index.js'
 import type { GpumeshLibp2p } from './libp2p.js'
 
 export class DhtLookupError extends Error {
@@ -56,17 +58,31 @@ export type DhtLookupOutcome = Pick<SearchOutcome, 'yielded' | 'lookupFailed' | 
  */
 export async function lookupAllProviders (node: GpumeshLibp2p, cid: CID, onProvider: (peer: PeerId) => void, options: { signal: AbortSignal, onError?: (err: unknown) => void }): Promise<DhtLookupOutcome> {
   const kad = kadInternals(node.services.dht)
+  const k = kad.routingTable.kBucketSize
   const { signal } = options
   const self = node.peerId
   const seen = new Set<string>([self.toString()])
-  const asked = new Set<string>()
   const target = cid.multihash.bytes
+  const keyId = kadId(target)
+  // the walk's state: every peer heard of (with its distance to the key), asked, and failed
+  const known = new Map<string, WalkPeer & { peer: PeerInfo }>()
+  const asked = new Set<string>()
+  const failed = new Set<string>()
+  const learn = (info: PeerInfo): void => {
+    const id = info.id.toString()
+    if (info.id.equals(self) || known.has(id)) return
+    known.set(id, { id, distance: xorDistance(kadId(info.id.toMultihash().bytes), keyId), peer: info })
+  }
   const add = async (info: PeerInfo): Promise<void> => {
     const id = info.id.toString()
     if (seen.has(id)) return
     seen.add(id)
     if (info.multiaddrs.length > 0) await node.peerStore.merge(info.id, { multiaddrs: info.multiaddrs }, { signal })
     onProvider(info.id)
+  }
+  const answer = async (event: PeerResponseEvent): Promise<void> => {
+    for (const p of event.closer) learn(p)
+    for (const p of event.providers) await add(p)
   }
   let yielded = 0
   let lookupFailed = false
@@ -77,8 +93,12 @@ export async function lookupAllProviders (node: GpumeshLibp2p, cid: CID, onProvi
         for (const p of event.providers) await add(p)
       } else if (event.name === 'PEER_RESPONSE' && event.messageName === 'GET_PROVIDERS' && !event.from.equals(self)) {
         // the whole answer, not only what the lookup passes on before it stops
+        learn({ id: event.from, multiaddrs: [] })
         asked.add(event.from.toString())
-        for (const p of event.providers) await add(p)
+        await answer(event)
+      } else if (event.name === 'QUERY_ERROR') {
+        failed.add(event.from.toString())
+        asked.add(event.from.toString())
       }
     }
   } catch (err) {
@@ -86,31 +106,41 @@ export async function lookupAllProviders (node: GpumeshLibp2p, cid: CID, onProvi
     lookupFailed = true
     options.onError?.(err)
   }
-  if (!lookupMayBeCut(yielded, kad.routingTable.kBucketSize) || signal.aborted) return { yielded, lookupFailed }
+  if (!lookupMayBeCut(yielded, k) || signal.aborted) return { yielded, lookupFailed }
 
-  const closest: PeerId[] = []
-  let answered = 0
+  // past k: the local store whole, then a walk that asks each of the k closest peers GET_PROVIDERS once
+  let closest: string[] = []
   try {
     for (const id of await kad.providers.getProviders(cid, { signal })) await add({ id, multiaddrs: [] })
-    for await (const event of node.services.dht.getClosestPeers(target, { signal })) {
-      if (event.name === 'FINAL_PEER') closest.push(event.peer.id)
+    if (known.size === 0) for (const c of node.getConnections()) learn({ id: c.remotePeer, multiaddrs: [] })
+    for (;;) {
+      const step = walkStep([...known.values()], asked, failed, k)
+      closest = step.closest
+      if (step.toAsk.length === 0 || signal.aborted) break
+      await Promise.all(step.toAsk.map(async (id) => {
+        asked.add(id)
+        const { peer } = known.get(id) as WalkPeer & { peer: PeerInfo }
+        if (peer.multiaddrs.length > 0) await node.peerStore.merge(peer.id, { multiaddrs: peer.multiaddrs }, { signal })
+        let answered = false
+        for await (const event of kad.network.sendRequest(peer.id, { type: MessageType.GET_PROVIDERS, key: target }, { signal })) {
+          if (event.name !== 'PEER_RESPONSE') continue
+          answered = true
+          await answer(event)
+        }
+        if (!answered) failed.add(id)
+      }))
     }
-    await Promise.all(closest.map(async (peer) => {
-      if (peer.equals(self) || asked.has(peer.toString())) {
-        answered++
-        return
-      }
-      for await (const event of kad.network.sendRequest(peer, { type: MessageType.GET_PROVIDERS, key: target }, { signal })) {
-        if (event.name !== 'PEER_RESPONSE') continue
-        answered++
-        for (const p of event.providers) await add(p)
-      }
-    }))
   } catch (err) {
     if (!signal.aborted) {
       lookupFailed = true
       options.onError?.(err)
     }
   }
+  const answered = closest.filter((id) => asked.has(id) && !failed.has(id)).length
   return { yielded, lookupFailed, closest: { found: closest.length, answered } }
+}
+
+/** A Kademlia id: sha2-256 of the key's or peer id's multihash bytes (§7.3). */
+function kadId (bytes: Uint8Array): Uint8Array {
+  return new Uint8Array(createHash('sha256').update(bytes).digest())
 }

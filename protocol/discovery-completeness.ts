@@ -5,7 +5,7 @@
  * `kBucketSize`, 20), so a broad key (`vram/8`, `region/eu`) lists at most k before filtering. Each of the
  * k peers closest to the key holds the records of every provider that placed one there, and answers
  * `GET_PROVIDERS` with all of them: a lookup that may have been cut is continued by asking each of those
- * peers directly. The node does the lookups; these functions decide when to continue and whether the
+ * peers directly (protocol/provider-walk.ts). The node does the lookups; these functions decide when to continue and whether the
  * answer is complete or only "at least N".
  */
 
@@ -74,7 +74,7 @@ export interface SearchOutcome {
   yielded: number
   /** True when the lookup threw (other than by the deadline) before it ended. */
   lookupFailed: boolean
-  /** The continuation past k, when one ran: the peers closest to the key found, and how many answered. */
+  /** The continuation past k, when one ran: the k nearest peers it ended with (fewer in a small network), and how many answered. */
   closest?: { found: number, answered: number }
   /** The deadline fired before the search ended. */
   timedOut: boolean
