@@ -14,11 +14,11 @@ describe('protocol/README.md §7.4c: lookups past k', () => {
     assert.ok(text.includes(`(\`--limit\`, 1 … ${MAX_FIND_LIMIT}, default ${DEFAULT_FIND_LIMIT};`))
   })
 
-  it('the worked example: 48 found past k is complete; one closest peer silent is "at least 48"; --limit 10 is "at least 10"', () => {
+  it('the worked example: 48 found past k is complete; the walk stopped short of one nearest peer is "at least 48"; --limit 10 is "at least 10"', () => {
     const params = createFindParams({ k: 20, limit: 100 })
     const vram8: SearchOutcome = { yielded: 20, lookupFailed: false, closest: { found: 20, answered: 20 }, timedOut: false, matched: 48, pending: false }
     assert.deepEqual(answerCompleteness(vram8, params), { complete: true })
-    assert.ok(text.includes('the other 8 answer: 48 providers in all, **complete**'))
+    assert.ok(text.includes('the walk asks the other 8, which answer: 48 providers in all, **complete**'))
     assert.deepEqual(answerCompleteness({ ...vram8, closest: { found: 20, answered: 19 } }, params), { complete: false, cut: 'k' })
     assert.ok(text.includes('**at least 48** (cut at `k`)'))
     assert.deepEqual(answerCompleteness({ ...vram8, matched: 10, pending: true }, createFindParams({ k: 20, limit: 10 })), { complete: false, cut: 'limit' })
