@@ -266,6 +266,7 @@ async function benchSize (n: number): Promise<SizeResult> {
       const announced = announcersOf(lookupKeyFor(kind.query))
       const exactAnnounced = [...got].every((id) => want.has(id)) && [...want].every((id) => got.has(id) || (!announced.has(id) && id !== asker.identity.peerId))
       finds.push({ kind: kind.name, ms: elapsed, found: got.size, expected: want.size, exact, exactAnnounced, complete: result.complete, failures: result.failures.length, filtered: result.filtered })
+      if ((i + 1) % 10 === 0) console.log(`    ${i + 1} find-providers: p50 ${ms(pct(finds.map((f) => f.ms), 50))}, ${finds.filter((f) => !f.exactAnnounced).length} not exact counting only announced keys`)
     }
     const mismatches = finds.filter((f) => !f.exact).length
     console.log(`  ${finds.length} find-providers: p50 ${ms(pct(finds.map((f) => f.ms), 50))}, p95 ${ms(pct(finds.map((f) => f.ms), 95))}, ${mismatches} not exact, ${finds.filter((f) => !f.exactAnnounced).length} not exact counting only announced keys`)
