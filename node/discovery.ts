@@ -67,7 +67,8 @@ export async function findProviders (node: GpumeshLibp2p, query: ProviderQuery, 
   // the lookup also stops once the limit is met; ad fetches already running finish
   const lookupStop = new AbortController()
   const onOverall = (): void => { lookupStop.abort(signal.reason) }
-  signal.addEventListener('abort', onOverall, { once: true })
+  if (signal.aborted) onOverall()
+  else signal.addEventListener('abort', onOverall, { once: true })
   const self = node.peerId.toString()
   const providers: FoundProvider[] = []
   const failures: FindResult['failures'] = []
