@@ -2,7 +2,7 @@
  * `gpumesh status`, `gpumesh peers`, `gpumesh providers`: ask the running daemon over the local API.
  */
 import type { Command } from 'commander'
-import { formatVram, type CapabilityAd } from '../protocol/index.js'
+import { MAX_FIND_LIMIT, formatVram, type CapabilityAd } from '../protocol/index.js'
 import type { RefusedRequester } from '../protocol/market/provider-agent.js'
 import { ApiClient } from '../node/api/client.js'
 import type { BootstrapStatus } from '../node/bootstrap-watcher.js'
@@ -88,15 +88,17 @@ export async function peersCommand (command: Command): Promise<void> {
 }
 
 export async function providersCommand (command: Command): Promise<void> {
-  const opts = command.opts<{ gpu?: string, minVram?: string, region?: string, timeout?: string, json?: boolean }>()
+  const opts = command.opts<{ gpu?: string, minVram?: string, region?: string, timeout?: string, limit?: string, json?: boolean }>()
   const minVram = opts.minVram !== undefined ? Number(opts.minVram) : undefined
   if (minVram !== undefined && (!Number.isFinite(minVram) || minVram < 0)) throw new UsageError(`--min-vram must be a number of GB, got "${opts.minVram}"`)
   const timeoutMs = opts.timeout !== undefined ? Number(opts.timeout) * 1000 : undefined
   if (timeoutMs !== undefined && !(timeoutMs > 0)) throw new UsageError(`--timeout must be a positive number of seconds, got "${opts.timeout}"`)
+  const limit = opts.limit !== undefined ? Number(opts.limit) : undefined
+  if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1 && limit <= MAX_FIND_LIMIT)) throw new UsageError(`--limit must be a whole number from 1 to ${MAX_FIND_LIMIT}, got "${opts.limit}"`)
   const api = await client(command)
   const status = await api.get<StatusInfo>('/v1/status')
   const result = await api.get<FindResult>('/v1/providers', {
-    gpu: opts.gpu, minVram, region: opts.region, timeoutMs
+    gpu: opts.gpu, minVram, region: opts.region, timeoutMs, limit
   }, (timeoutMs ?? 10_000) + 5_000)
   // with no connection only this node's own ad can match: list it, but never let "none found" stand for the network
   const alone = notConnected(status)
@@ -106,7 +108,7 @@ export async function providersCommand (command: Command): Promise<void> {
   }
   if (opts.json === true) return out(toJson(result))
   if (result.providers.length === 0) {
-    out(`no providers found (looked up ${result.key} in ${Math.round(result.elapsedMs)} ms; ${result.filtered} did not match, ${result.failures.length} unreachable)`)
+    out(`no providers found (looked up ${result.key} in ${Math.round(result.elapsedMs)} ms; ${result.filtered} did not match, ${result.failures.length} unreachable)${result.complete ? '' : ` — ${cutText(result)}`}`)
     return
   }
   const now = Date.now()
@@ -116,7 +118,24 @@ export async function providersCommand (command: Command): Promise<void> {
     const reputation = p.reputation !== undefined ? reputationText(p.reputation) : 'no market on this node'
     return [p.peerId, p.ad.region, [...models].map(([m, n]) => `${n}× ${m}`).join(', '), `${(p.ad.price.floor / 1e6).toFixed(2)} cr`, processJobs(p.ad), reputation, p.probe !== undefined ? probeText(p.probe, now) : 'none yet']
   })))
-  out(`${result.providers.length} provider(s) via ${result.key} in ${Math.round(result.elapsedMs)} ms`)
+  out(`${providerCount(result)} via ${result.key} in ${Math.round(result.elapsedMs)} ms`)
+}
+
+/** `12 provider(s)` for a complete answer, `at least 12 providers (…why…)` for a cut one. */
+export function providerCount (result: Pick<FindResult, 'providers' | 'complete' | 'cut' | 'limit'>): string {
+  const n = result.providers.length
+  if (result.complete) return `${n} provider(s)`
+  return `at least ${n} provider${n === 1 ? '' : 's'} (${cutText(result)})`
+}
+
+/** Why an answer is only "at least N", in words. */
+function cutText (result: Pick<FindResult, 'cut' | 'limit'>): string {
+  switch (result.cut) {
+    case 'limit': return `the answer was cut at --limit ${result.limit}`
+    case 'timeout': return 'the search stopped at its --timeout'
+    case 'k': return 'the DHT lookup stopped at k and not every peer closest to the key answered'
+    default: return 'a DHT lookup failed'
+  }
 }
 
 /** How a provider runs process jobs, as its ad says: an ad that offers them without naming a sandbox counts as unsandboxed. */

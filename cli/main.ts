@@ -78,6 +78,7 @@ export function buildProgram (scenarios?: string): Command {
     .option('--min-vram <GB>', 'minimum VRAM per GPU in nominal GB: a GPU\'s marketed size, the larger of the VRAM bucket its reported MiB meets (≥ 92 %) and its reported GiB rounded, so an H100 80GB (79.6 GiB reported) is 80 GB, an L40S (45.0 GiB) 48 GB')
     .option('--region <region>', 'region, e.g. eu (includes eu-west, …)')
     .option('--timeout <seconds>', 'give up after this long (default 10)')
+    .option('--limit <n>', 'list at most this many providers (default 100); a cut answer says "at least N"')
     .option('--json', 'print JSON')
     .action(async (_opts, command: Command) => { await providersCommand(command) })
 

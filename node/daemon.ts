@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { privateKeyFromProtobuf } from '@libp2p/crypto/keys'
 import { LevelDatastore } from 'datastore-level'
 import type { Identity } from '../crypto/index.js'
-import { EVIDENCE_TOPIC, capabilityKeys, sealMessage, type CapabilityAd, type GpuInfo, type JobRequest, type ProviderQuery, type SealedMessage } from '../protocol/index.js'
+import { EVIDENCE_TOPIC, MAX_FIND_LIMIT, capabilityKeys, sealMessage, type CapabilityAd, type GpuInfo, type JobRequest, type ProviderQuery, type SealedMessage } from '../protocol/index.js'
 import { createMarketParams, type MarketParams, type MarketParamsInit } from '../protocol/market/params.js'
 import type { RefusedRequester } from '../protocol/market/provider-agent.js'
 import { ApiError, startApiServer, type ApiServer } from './api/server.js'
@@ -372,7 +372,7 @@ export class Daemon {
     })).sort((a, b) => a.peerId < b.peerId ? -1 : 1)
   }
 
-  async findProviders (query: ProviderQuery, options: { signal?: AbortSignal, timeoutMs?: number } = {}): Promise<FindResult> {
+  async findProviders (query: ProviderQuery, options: { signal?: AbortSignal, timeoutMs?: number, limit?: number } = {}): Promise<FindResult> {
     const log = this.options.loggers.forComponent('discovery')
     const result = await findProviders(this.node, query, log, this.metrics, {
       ...options,
@@ -404,7 +404,7 @@ export class Daemon {
         routes: {
           '/v1/status': async () => this.status(),
           '/v1/peers': async () => this.peers(),
-          '/v1/providers': async (query, signal) => await this.findProviders(parseProviderQuery(query), { signal, timeoutMs: numberParam(query, 'timeoutMs', 1, 120_000) }),
+          '/v1/providers': async (query, signal) => await this.findProviders(parseProviderQuery(query), { signal, timeoutMs: numberParam(query, 'timeoutMs', 1, 120_000), limit: limitParam(query) }),
           ...this.market?.routes(),
           ...(this.prober !== undefined ? probeRoute(this.prober, this.node.services.capability) : {})
         }
@@ -483,6 +483,13 @@ function queryFor (job: JobRequest): ProviderQuery {
   const query: ProviderQuery = {}
   if (job.placement.residency === 'strict' && job.placement.regions.length === 1) query.region = job.placement.regions[0] as string
   return query
+}
+
+/** `limit` of /v1/providers: a whole number of providers, 1 … MAX_FIND_LIMIT; absent → the default. */
+function limitParam (query: URLSearchParams): number | undefined {
+  const limit = numberParam(query, 'limit', 1, MAX_FIND_LIMIT)
+  if (limit !== undefined && !Number.isInteger(limit)) throw new ApiError(400, 'BAD_QUERY', `limit must be a whole number from 1 to ${MAX_FIND_LIMIT}`)
+  return limit
 }
 
 export function parseProviderQuery (query: URLSearchParams): ProviderQuery {

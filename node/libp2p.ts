@@ -94,6 +94,7 @@ export async function buildLibp2p (options: BuildOptions): Promise<GpumeshLibp2p
       clientMode: role === 'bootstrap' ? false : config.dht.mode === 'client',
       alpha: config.dht.alpha,
       disjointPaths: config.dht.disjointPaths,
+      kBucketSize: config.dht.k,
       peerInfoMapper: config.dht.privateAddresses ? passthroughMapper : removePrivateAddressesMapper,
       reprovide: {
         validity: config.dht.recordValidityMs,

@@ -12,6 +12,7 @@ import { InvalidMarketParamsError, createMarketParams, defaultMarketParams, type
 import { DEFAULT_MIN_REQUESTER_TRUST } from '../../protocol/market/requester-view.js'
 import { HOUR_MS, MAX_JOB_GPUS, MINUTE_MS, SECOND_MS } from '../../protocol/limits.js'
 import { isKnownTimeZone } from '../../protocol/time-zone.js'
+import { DHT_K } from '../../protocol/discovery-completeness.js'
 import { parseWindows, WindowSyntaxError } from './windows.js'
 import { NAT_MODES } from '../../protocol/nat/reachability.js'
 import { PROBE_BURST, PROBE_INTERVAL_MIN_MS, PROBE_INTERVAL_MS, PROBE_JITTER, PROBE_PER_HOUR } from '../../protocol/trust/probe-schedule.js'
@@ -143,6 +144,12 @@ export const configSchema = z.strictObject({
     alpha: z.int().min(1).max(20).default(3),
     /** Disjoint lookup paths (S/Kademlia): more resist eclipse attacks, each costs a lookup. */
     disjointPaths: z.int().min(1).max(20).default(2),
+    /**
+     * Kademlia's k (kad-dht's kBucketSize, DHT_K): bucket size, how many closest peers get a provider
+     * record, and where kad-dht's provider lookup stops (discovery continues past it, §7.4c). Leave it at
+     * 20 on a real network; small test networks lower it to exercise lookups past k.
+     */
+    k: z.int().min(1).max(100).default(DHT_K),
     /** Keep private and loopback addresses in DHT records (local and LAN networks). */
     privateAddresses: z.boolean().default(true),
     /** How long provider records live on other peers. */
