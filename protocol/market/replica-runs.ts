@@ -63,7 +63,7 @@ export interface ReplicaHost {
   readonly spotcheckSeed?: Uint8Array
   /** Share (per mille) of agreeing deterministic replicated jobs re-executed all the same, drawn with `spotcheckSeed`. */
   readonly agreementAuditPerMille?: number
-  /** Re-execute an agreement of deterministic replicas none of whose providers is proven to this node (default on). */
+  /** Re-execute an agreement of deterministic replicas (or a lone delivered one) none of whose providers is proven to this node (default on). */
   readonly auditUnproven: boolean
   /** The provider's output matched this node's own re-execution, or a proven provider's (the proof audit). */
   proven: (peer: string) => boolean
@@ -364,7 +364,7 @@ function judge (host: ReplicaHost, job: AgentJob, rep: Replication, out: Request
     case 'reexecute':
       rep.reexecution = 'asked'
       out.push(note(job, 'compared', verdict.groups.length === 1
-        ? `the replicas agree (${describeGroups(verdict.groups)}) and ${unproven ? 'none of their providers is proven to this node yet' : 'the agreement audit drew the job'}: re-executing it locally`
+        ? `${(verdict.groups[0]?.providers.length ?? 0) > 1 ? 'the replicas agree' : 'one replica delivered'} (${describeGroups(verdict.groups)}) and ${unproven ? 'none of their providers is proven to this node yet' : 'the agreement audit drew the job'}: re-executing it locally`
         : `no majority (${describeGroups(verdict.groups)}): re-executing the job locally`))
       out.push({ type: 'reexecute', job: job.id })
       break
