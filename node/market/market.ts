@@ -26,6 +26,7 @@ import { BudgetRefusal } from '../../protocol/trust/budget.js'
 import { ALWAYS_RELEVANT_KINDS, EVIDENCE_KINDS, EvidenceQuota, evidenceSubjects, isRelevant, type EvidenceKind } from '../../protocol/trust/evidence-budget.js'
 import { evidenceFromMessage, type EvidenceMessageKind } from '../../protocol/trust/reputation-evidence.js'
 import { Convictions } from '../trust/convictions.js'
+import { DEFAULT_REEXECUTE_WALL_MS } from '../trust/reexecute.js'
 import { HistorySync } from '../trust/history-sync.js'
 import type { HistoryAskParams } from '../../protocol/trust/history-asker.js'
 import { EvidenceHistory } from './history.js'
@@ -153,6 +154,7 @@ export class Market {
         spotcheckSeed: await loadSpotcheckSeed(options.dataDir),
         independence: config.verification.replicaIndependence,
         auditUnproven: config.verification.auditUnproven,
+        reexecuteLimitMs: DEFAULT_REEXECUTE_WALL_MS,
         agreementAuditPerMille: config.verification.agreementAuditPerMille,
         // where this machine is: bidders not measured yet are scored at the RTT estimated from it
         location: { region: config.provider.region, ...(config.provider.country !== undefined ? { country: config.provider.country } : {}) },

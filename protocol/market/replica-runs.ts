@@ -70,6 +70,8 @@ export interface ReplicaHost {
   prove: (peer: string) => void
   /** An outvoted provider is proven no more. */
   unprove: (peer: string) => void
+  /** The longest run this node re-executes, ms (absent: no limit): the proof audit skips longer ones. */
+  readonly reexecuteLimitMs?: number
 }
 
 /** The job's `verification` as the agent carries it out (none without the opened request, which the comparison needs). */
@@ -318,14 +320,21 @@ function endingOf (rep: Replication): NonNullable<Replication['ending']> {
  * their first job together; a provider earns proof only by matching a run this node trusts, so agreeing
  * with each other earns them nothing.
  */
-export function unprovenAgreement (host: ReplicaHost, job: AgentJob, providers: readonly string[]): boolean {
+export function unprovenAgreement (host: ReplicaHost, job: AgentJob, providers: readonly string[], runMs = 0): boolean {
+  if (host.reexecuteLimitMs !== undefined && runMs > host.reexecuteLimitMs) return false
   return host.auditUnproven && isDeterministic(job.request) && providers.length > 0 && !providers.some((p) => host.proven(p))
 }
 
 function judge (host: ReplicaHost, job: AgentJob, rep: Replication, out: RequesterAgentEffect[]): void {
   const delivered = (s: ReplicaSlot): boolean => s.state.status === 'completed' && s.receipt !== undefined
   const deliverers = rep.slots.filter(delivered).map((s) => s.state.award?.provider).filter((p): p is string => p !== undefined)
-  const unproven = unprovenAgreement(host, job, deliverers)
+  // the shortest run the replicas report: this node's own run would take about as long
+  const runs = rep.slots.filter(delivered).map((s) => (s.receipt?.payload.endedAt ?? 0) - (s.receipt?.payload.startedAt ?? 0))
+  const runMs = runs.length > 0 ? Math.min(...runs) : 0
+  const unproven = unprovenAgreement(host, job, deliverers, runMs)
+  if (!unproven && host.auditUnproven && host.reexecuteLimitMs !== undefined && runMs > host.reexecuteLimitMs && isDeterministic(job.request) && !deliverers.some((p) => host.proven(p))) {
+    out.push(note(job, 'compared', `no proof audit: the replicas ran ${Math.round(runMs / 1000)} s, beyond this node's ${Math.round(host.reexecuteLimitMs / 1000)} s re-execution limit`))
+  }
   const verdict: Verdict = replicaVerdict({
     request: job.envelope as NonNullable<AgentJob['envelope']>,
     runs: rep.slots.map((s) => ({ ...(s.state.award !== undefined ? { provider: s.state.award.provider } : {}), ...(delivered(s) ? { receipt: s.receipt } : {}) })),

@@ -75,6 +75,8 @@ export interface RequesterTrustOptions {
    * strangers is accepted as it is, and two colluders that agree are caught only by the agreement audit).
    */
   auditUnproven?: boolean
+  /** The longest run this node re-executes, ms (the daemon's wall cap); the proof audit skips jobs whose replicas ran longer. Absent: no limit. */
+  reexecuteLimitMs?: number
   /**
    * Where this node is (its config's provider.region / provider.country): bidders it has not measured
    * are scored at the RTT estimated from their bid's region and country (rtt-estimate.ts). Absent: no
@@ -100,6 +102,7 @@ export class RequesterAgent implements ReplicaHost {
   readonly spotcheckSeed?: Uint8Array
   readonly agreementAuditPerMille?: number
   readonly auditUnproven: boolean
+  readonly reexecuteLimitMs?: number
   /** Providers whose output matched this node's own re-execution or a proven provider's, oldest first. */
   private readonly provenPeers = new Set<string>()
   /** The retroactive audits of this node's accepted results after convictions. */
@@ -122,6 +125,7 @@ export class RequesterAgent implements ReplicaHost {
     this.rtt = new RttView(trust.rtt)
     if (trust.location !== undefined) this.location = trust.location
     this.auditUnproven = trust.auditUnproven ?? true
+    if (trust.reexecuteLimitMs !== undefined) this.reexecuteLimitMs = trust.reexecuteLimitMs
   }
 
   readonly proven = (peer: string): boolean => this.provenPeers.has(peer) && !this.convicted(peer)

@@ -189,3 +189,18 @@ describe('the requester agent: the proof audit (replica-runs.ts unprovenAgreemen
     assert.equal(c.agent.proven(peer(3)), false)
   })
 })
+
+describe('the requester agent: the proof audit and this node\'s re-execution limit', () => {
+  it('skips the audit, with a note, when the replicas ran longer than this node re-executes; audits when they did not', () => {
+    const wasm = verifiedJob({ mode: 'replicate', k: 2 }, 'wasm')
+    // the replicas' receipts report runs of about a bid window (from NOW to their delivery)
+    const short = replicaDriver(wasm, { addresses: addressesOf(), reexecuteLimitMs: 1 })
+    agreed(short, 'colluded')
+    assert.equal(short.of('reexecute').length, 0)
+    assert.equal(short.of('finished')[0]?.status, 'settled', 'the agreement decides')
+    assert.ok(short.of('note').some((n) => /no proof audit: the replicas ran/.test(n.text)))
+    const enough = replicaDriver(wasm, { addresses: addressesOf(), reexecuteLimitMs: 3_600_000 })
+    agreed(enough, 'colluded')
+    assert.equal(enough.of('reexecute').length, 1, 'within the limit: audited')
+  })
+})
