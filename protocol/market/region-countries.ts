@@ -4,7 +4,7 @@
  *
  * Region slugs are free-form and hierarchical (protocol/README §2: `eu` ⊃ `eu-west` ⊃ `eu-west-2`);
  * this is the mapping gpumesh documents for the common ones, the same country groups the simulator
- * places nodes in (simulations/network/geo.ts; a test checks that the two agree):
+ * places nodes in (simulations/network/geo.ts reads this table):
  *
  *  - a listed region stands for its countries (`eu-west` → BE, ES, FR, GB, …);
  *  - a top-level area (`eu`, `af`, `ap`, `us`, …) stands for every country of every listed region

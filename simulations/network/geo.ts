@@ -10,33 +10,11 @@
  * the latency model.
  */
 import { regionWithin } from '../../protocol/constants.js'
+import { REGION_COUNTRIES } from '../../protocol/market/region-countries.js'
 import type { Prng } from '../harness/prng.js'
 
-const REGIONS: Readonly<Record<string, readonly string[]>> = {
-  'eu-west': ['AD', 'BE', 'ES', 'FR', 'GB', 'IE', 'IM', 'LU', 'NL', 'PT'],
-  'eu-central': ['AT', 'CH', 'CZ', 'DE', 'HU', 'LI', 'PL', 'SI', 'SK'],
-  'eu-north': ['DK', 'EE', 'FI', 'GL', 'IS', 'LT', 'LV', 'NO', 'SE'],
-  'eu-south': ['AL', 'BA', 'CY', 'GR', 'HR', 'IT', 'ME', 'MK', 'MT', 'RS', 'SM'],
-  'eu-east': ['AM', 'AZ', 'BG', 'BY', 'GE', 'MD', 'RO', 'RU', 'TR', 'UA'],
-  // RIPE's code for a probe registered only as "Europe".
-  eu: ['EU'],
-  us: ['US'],
-  ca: ['CA'],
-  mesoamerica: ['BZ', 'CR', 'GT', 'HN', 'MX', 'PA', 'SV'],
-  caribbean: ['AG', 'AI', 'BB', 'BS', 'CU', 'DO', 'GP', 'JM', 'KN', 'KY', 'PR', 'SX', 'TT', 'VG'],
-  sa: ['AR', 'BO', 'BR', 'CL', 'CO', 'EC', 'PE', 'PY', 'UY', 'VE'],
-  'af-north': ['DZ', 'EG', 'LY', 'MA', 'TN'],
-  'af-west': ['BF', 'BJ', 'CI', 'GH', 'NG', 'SL', 'SN', 'TG'],
-  'af-central': ['CD', 'CM', 'GQ', 'TD'],
-  'af-east': ['DJ', 'KE', 'MG', 'MU', 'RE', 'RW', 'SC', 'SS', 'TZ', 'UG'],
-  'af-south': ['AO', 'MW', 'MZ', 'NA', 'SZ', 'ZA', 'ZM', 'ZW'],
-  me: ['AE', 'BH', 'IL', 'IQ', 'IR', 'JO', 'KW', 'LB', 'OM', 'PS', 'QA', 'SA', 'SY', 'YE'],
-  'ap-central': ['KG', 'KZ', 'TJ', 'UZ'],
-  'ap-south': ['AF', 'BD', 'IN', 'LK', 'MV', 'NP', 'PK'],
-  'ap-east': ['CN', 'HK', 'JP', 'KR', 'MN', 'TW'],
-  'ap-southeast': ['BN', 'ID', 'KH', 'LA', 'MM', 'MY', 'PH', 'SG', 'TH', 'TL', 'VN'],
-  oc: ['AU', 'FJ', 'FM', 'GU', 'MP', 'NC', 'NZ', 'PF', 'PG', 'PW', 'VU']
-}
+/** The countries of each region: protocol/'s table, the one the requester's RTT estimate reads. */
+const REGIONS = REGION_COUNTRIES
 
 /** Country (ISO 3166 alpha-2, and RIPE's `EU`) → its gpumesh region. */
 export const COUNTRY_REGIONS: Readonly<Record<string, string>> = Object.freeze(Object.fromEntries(
