@@ -97,6 +97,11 @@ export class RequesterAgent implements ReplicaHost {
   private readonly jobs = new Map<string, AgentJob>()
   private readonly bidderAddrs = new Map<string, readonly string[]>()
   readonly reputation: Reputation
+  /**
+   * This node's own outcomes as the standing rule reads them (standing.ts): the reputation's own records
+   * but declines, in memory only (a restart forgets them: less holding back, never more).
+   */
+  private readonly standingRecords: Reputation
   readonly cluster?: ClusterLookup
   readonly networks?: NetworkLookup
   readonly spotcheckSeed?: Uint8Array
@@ -113,6 +118,7 @@ export class RequesterAgent implements ReplicaHost {
 
   constructor (readonly peerId: string, readonly params: MarketParams = defaultMarketParams, private readonly trust: RequesterTrustOptions = {}) {
     this.reputation = new Reputation(params.scoring, peerId)
+    this.standingRecords = new Reputation(params.scoring, peerId)
     if (trust.cluster !== undefined) this.cluster = trust.cluster
     if (trust.independence === 'peer') this.networks = peerNetworks
     if (trust.spotcheckSeed !== undefined) this.spotcheckSeed = trust.spotcheckSeed
@@ -146,7 +152,10 @@ export class RequesterAgent implements ReplicaHost {
   readonly rttMs = (peer: string, now: number): number | undefined => this.rtt.rttMs(peer, now)
   readonly convicted = (peer: string): boolean => this.reputation.convictionOf(peer) !== undefined
   readonly newcomer = (peer: string): boolean => (this.reputation.history(peer)?.ok ?? 0) === 0
-  readonly record = (peer: string, ok: boolean, now: number): void => { this.reputation.record(peer, ok, now) }
+  readonly record = (peer: string, ok: boolean, now: number): void => {
+    this.reputation.record(peer, ok, now)
+    this.standingRecords.record(peer, ok, now)
+  }
   readonly byStanding = (bids: readonly AuctionBid[], now: number): StandingSelection => this.selectByStanding(bids, now, false)
 
   /** This node's awards not yet ended (awarded or running) and made at or before `madeBy`, per provider. */
@@ -167,7 +176,7 @@ export class RequesterAgent implements ReplicaHost {
     if (!params.enabled || bids.length === 0) return selectByStanding(bids, () => ({ ok: 0, failed: 0, okCount: 0, unfinished: 0 }), false, params)
     const unfinished = this.unfinishedAwards(now - params.exposureGraceMs)
     return selectByStanding(bids, (provider) => {
-      const own = this.reputation.ownAt(provider, now)
+      const own = this.standingRecords.ownAt(provider, now)
       return { ok: own.ok, failed: own.failed, okCount: own.okCount, unfinished: unfinished.get(provider) ?? 0 }
     }, mayReopen, params)
   }
@@ -427,7 +436,7 @@ export class RequesterAgent implements ReplicaHost {
       case 'outputs-verified': {
         if (run.state.status !== 'verifying') { out.push({ type: 'ignored', job: job.id, reason: `no outputs awaited while ${run.state.status}` }); return }
         const missing = (e.missingOutputs ?? []).filter((p) => typeof p === 'string')
-        this.reputation.record(provider, true, now)
+        this.record(provider, true, now)
         out.push(note(job, 'outputs', `${e.files} output(s) verified` + (missing.length > 0 ? `; not written by the job: ${missing.join(', ')}` : ''), provider))
         step({ type: 'outputs-verified', now, ...(missing.length > 0 ? { missingOutputs: missing } : {}) })
         return
@@ -554,6 +563,8 @@ export class RequesterAgent implements ReplicaHost {
           const counted = run.state.failures > (before?.failures ?? 0)
           failure = effect.subject
           this.reputation.record(effect.subject, false, run.state.now)
+          // a decline is an honest answer (a BUSY over-commit, a refused requester): no standing failure
+          if (effect.reason !== 'declined') this.standingRecords.record(effect.subject, false, run.state.now)
           out.push(note(job, 'failure', `${effect.reason}${effect.detail !== undefined ? `: ${effect.detail}` : ''}`, effect.subject))
           out.push({
             type: 'record-failure', job: job.id, attempt: ended?.attempt ?? run.state.attempt, subject: effect.subject, reason: effect.reason,
