@@ -17,7 +17,7 @@ import { createHash } from 'node:crypto'
 import { MessageType, type PeerResponseEvent, type QueryEvent } from '@libp2p/kad-dht'
 import type { AbortOptions, PeerId, PeerInfo } from '@libp2p/interface'
 import type { CID } from 'multiformats/cid'
-import { lookupMayBeCut, walkStep, xorDistance, type SearchOutcome, type WalkPeer } from '../protocol/index.js'
+import { compareWalkPeers, lookupMayBeCut, walkStep, xorDistance, type SearchOutcome, type WalkPeer } from '../protocol/index.js'
 import type { GpumeshLibp2p } from './libp2p.js'
 
 export class DhtLookupError extends Error {
@@ -136,8 +136,11 @@ export async function lookupAllProviders (node: GpumeshLibp2p, cid: CID, onProvi
       options.onError?.(err)
     }
   }
-  const answered = closest.filter((id) => asked.has(id) && !failed.has(id)).length
-  return { yielded, lookupFailed, closest: { found: closest.length, answered } }
+  // the k nearest of every peer heard of, failed ones included: one that did not answer may hold records
+  // the others lack, so the answer is complete only if each of them answered
+  const nearest = closest.length === 0 ? [] : [...known.values()].sort(compareWalkPeers).slice(0, k).map((p) => p.id)
+  const answered = nearest.filter((id) => asked.has(id) && !failed.has(id)).length
+  return { yielded, lookupFailed, closest: { found: nearest.length, answered } }
 }
 
 /** A Kademlia id: sha2-256 of the key's or peer id's multihash bytes (§7.3). */

@@ -7,6 +7,8 @@ import assert from 'node:assert/strict'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { Multiaddr } from '@multiformats/multiaddr'
+import { CID } from 'multiformats/cid'
 import type { Daemon } from '../../node/daemon.js'
 import { capabilityKeyCid } from '../../protocol/index.js'
 import { startDaemon, waitForAnnouncements, type NodeSpec } from '../helpers/network.js'
@@ -39,6 +41,20 @@ describe(`provider discovery past k (k = ${K}, 11 in-process nodes)`, function (
       nodes.push(d)
     }
     await waitForAnnouncements(nodes, 120_000)
+    // Kademlia places a record on the k peers nearest the key that the announcer knows; with k = 3 and
+    // routing tables still filling, those can differ from the k a later lookup converges on. Connect
+    // every pair, wait until every routing table holds every other peer, and announce once more, so
+    // the test checks the continuation, not an unsettled network.
+    for (const [i, a] of all.entries()) for (const b of all.slice(i + 1)) await a.node.dial(b.node.getMultiaddrs()[0] as Multiaddr)
+    const deadline = Date.now() + 60_000
+    const tableSize = (d: Daemon): number => (d.node.services.dht as unknown as { routingTable: { size: number } }).routingTable.size
+    while (all.some((d) => tableSize(d) < all.length - 1)) {
+      assert.ok(Date.now() < deadline, `routing tables: ${all.map(tableSize).join(', ')}`)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    for (const d of nodes) {
+      for (const key of d.announcer.state()) await d.node.contentRouting.provide(CID.parse(key.cid), { signal: AbortSignal.timeout(30_000) })
+    }
     euProviders = nodes.filter((_, i) => SPECS[i]?.sell !== false && (SPECS[i]?.region ?? '').startsWith('eu')).map((d) => d.identity.peerId).sort()
     assert.equal(euProviders.length, 8)
   })
@@ -61,12 +77,24 @@ describe(`provider discovery past k (k = ${K}, 11 in-process nodes)`, function (
     for (const d of all) if (await localRecords(d, 'region/eu') >= K) holders.push(d)
     assert.ok(holders.length > 0, 'some peer holds k records of region/eu')
     for (const asker of [holders[0] as Daemon, nodes.at(-1) as Daemon, all[0] as Daemon]) {
-      const result = await asker.findProviders({ region: 'eu' })
-      assert.equal(result.key, 'region/eu')
-      assert.deepEqual(result.providers.map((p) => p.peerId).sort(), euProviders, `asked by ${asker.identity.peerId}`)
-      assert.deepEqual(result.failures, [])
-      assert.equal(result.complete, true)
-      assert.equal(result.cut, undefined)
+      // an answer that says complete must be exact; one that does not (a nearest peer that did not answer
+      // in time on a loaded machine) must name no stranger, and a client asks again
+      let complete = false
+      for (let attempt = 0; attempt < 3 && !complete; attempt++) {
+        const result = await asker.findProviders({ region: 'eu' })
+        assert.equal(result.key, 'region/eu')
+        const found = result.providers.map((p) => p.peerId).sort()
+        if (result.complete) {
+          assert.deepEqual(found, euProviders, `asked by ${asker.identity.peerId}`)
+          assert.deepEqual(result.failures, [])
+          assert.equal(result.cut, undefined)
+          complete = true
+        } else {
+          assert.ok(found.every((p) => euProviders.includes(p)), `asked by ${asker.identity.peerId}: ${found.join(', ')}`)
+          assert.ok(result.cut !== undefined)
+        }
+      }
+      assert.ok(complete, `asked by ${asker.identity.peerId}: no complete answer in 3 tries`)
     }
   })
 
