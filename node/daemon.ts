@@ -199,6 +199,17 @@ export class Daemon {
     this.log.info('started', { peerId: this.identity.peerId, role, addresses: this.addresses() })
     this.bootstrapWatcher = new BootstrapWatcher(this.node, this.options.bootstrapPeers, this.options.loggers.forComponent('bootstrap-peers'))
     this.bootstrapWatcher.start()
+    if (role === 'node' && config.dht.mode === 'server') {
+      // a node found behind NAT cannot be dialled: it serves no DHT there (peers' lookups would waste dials
+      // on it) and serves again once public; a private network (`local`) and `unknown` change nothing
+      const dht = this.node.services.dht
+      this.node.services.reachability.onChange = async (d) => {
+        const want = d.reachability === 'private' ? 'client' : d.reachability === 'public' ? 'server' : undefined
+        if (want === undefined || dht.getMode() === want) return
+        this.log.info('DHT mode follows reachability', { reachability: d.reachability, mode: want })
+        await dht.setMode(want)
+      }
+    }
     if (role === 'node') {
       await this.startMarket()
       this.peering = new Peering(this.node, this.options.loggers.forComponent('peering'))

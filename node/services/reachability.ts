@@ -73,6 +73,8 @@ export class ReachabilityService implements Startable {
   private relayListening = false
   private relayedConnections = 0
   private directUpgrades = 0
+  /** Told each change of the decision's reachability (the daemon switches its DHT mode on it). */
+  onChange?: (decision: ReachabilityDecision) => void | Promise<void>
 
   constructor (private readonly components: ReachabilityComponents, private readonly init: ReachabilityInit) {
     this.log = components.logger.forComponent('gpumesh:reachability')
@@ -125,8 +127,10 @@ export class ReachabilityService implements Startable {
     const publicPeers = this.components.connectionManager.getConnections()
       .filter((c) => !isRelayed(c.remoteAddr) && publicAddr(c.remoteAddr)).length
     const decision = decideReachability({ mode: this.init.mode, addresses, publicPeers, startedAt: this.startedAt, now: this.now(), verifyGraceMs: this.init.verifyGraceMs })
-    if (decision.reachability !== this.decision.reachability) this.log('reachability %s: %s', decision.reachability, decision.reason)
+    const changed = decision.reachability !== this.decision.reachability
+    if (changed) this.log('reachability %s: %s', decision.reachability, decision.reason)
     this.decision = decision
+    if (changed) await this.onChange?.(decision)
     if (decision.relay && this.init.seekRelay !== false && !this.relayListening && this.isStarted()) {
       this.relayListening = true
       try {

@@ -97,6 +97,7 @@ describe('NAT traversal in network namespaces: AutoNAT, relay reservations, DCUt
     for (const name of ['pA', 'pB'] as const) {
       const status = await (providers[name] as DaemonProcess).json<StatusJson>(['status'])
       assert.equal(status.nat.reachability, 'private', status.nat.reason)
+      assert.equal((status as unknown as { dht: { mode: string } }).dht.mode, 'client', 'behind NAT it serves no DHT: peers could not dial it')
       assert.equal(status.nat.relay, true)
       assert.equal(status.nat.relayListening, true)
       assert.deepEqual(status.nat.relayAddresses, [`/ip4/${BOOT_IP}/tcp/${PORT}/p2p/${ids.boot}/p2p-circuit/p2p/${ids[name]}`])
@@ -109,6 +110,7 @@ describe('NAT traversal in network namespaces: AutoNAT, relay reservations, DCUt
     }
     const bootStatus = await boot.json<StatusJson>(['status'])
     assert.equal(bootStatus.nat.reachability, 'public')
+    assert.equal((bootStatus as unknown as { dht: { mode: string } }).dht.mode, 'server')
     assert.equal(bootStatus.nat.relayListening, false)
   })
 

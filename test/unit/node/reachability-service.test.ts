@@ -54,6 +54,20 @@ describe('node/services/reachability', () => {
     assert.equal(service.status().relayListening, true)
   })
 
+  it('tells onChange each change of reachability, once per change', async () => {
+    const f = fake()
+    service = new ReachabilityService(f.components, { mode: 'auto', checkMs: 60_000 })
+    const seen: string[] = []
+    service.onChange = (d) => { seen.push(d.reachability) }
+    service.start()
+    await service.check()
+    await service.check()
+    f.connections.push(connection(RELAY))
+    await service.check()
+    await service.check()
+    assert.deepEqual(seen, ['local', 'private'])
+  })
+
   it('a relayed connection to the relay is no public peer', async () => {
     const f = fake()
     service = new ReachabilityService(f.components, { mode: 'auto', checkMs: 60_000 })
