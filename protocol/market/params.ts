@@ -13,7 +13,7 @@ import { PREEMPT_EXACT_LIMIT } from './bid-policy.js'
 import { BID_DELAY_FRACTION, BID_SPREAD_SHARE, DAMPING_GROUP_SIZE, ENOUGH_BETTER_BIDS } from './damping.js'
 import { DEFAULT_BILLING_INTERVAL_SEC, DEFAULT_LEASE_MS, HEARTBEATS_PER_LEASE, MAX_FAILED_ATTEMPTS } from './lifecycle-shared.js'
 import { InvalidScoringParamsError, createScoringParams, defaultScoringParams, type ScoringParams, type ScoringParamsInit } from './scoring.js'
-import { defaultStandingParams, standingProblems, type StandingParams } from './standing.js'
+import { defaultStandingParams, type StandingParams } from './standing.js'
 
 /** Notice a preempted bronze job gets before its work stops. */
 export const DEFAULT_PREEMPT_NOTICE_MS = 2_000
@@ -153,12 +153,17 @@ function marketParamsProblems (p: MarketParams): MarketParamsProblem[] {
     ['seenBids.maxJobs', p.seenBids?.maxJobs, 1, 1_000_000, true],
     ['seenBids.maxPerJob', p.seenBids?.maxPerJob, 1, 4_096, true],
     ['endedRetentionMs', p.endedRetentionMs, MINUTE_MS, DAY_MS, true],
-    ['maxFailedAttempts', p.maxFailedAttempts, 1, MAX_AWARD_ATTEMPTS, true]
+    ['maxFailedAttempts', p.maxFailedAttempts, 1, MAX_AWARD_ATTEMPTS, true],
+    ['standing.minFailureWeight', p.standing?.minFailureWeight, 0, 1_000_000, false],
+    ['standing.failureRatio', p.standing?.failureRatio, 0, 1_000_000, false],
+    ['standing.exposureBase', p.standing?.exposureBase, 1, 1_000_000, true],
+    ['standing.exposurePerDelivery', p.standing?.exposurePerDelivery, 0, 1_000_000, false],
+    ['standing.exposureGraceMs', p.standing?.exposureGraceMs, 0, DAY_MS, true],
+    ['standing.reopenHeldBack', p.standing?.reopenHeldBack, 1, 1_000_000, true]
   ]
   const problems = rules.flatMap((rule) => check(rule) ?? [])
   if (typeof p.damping !== 'boolean') problems.push({ field: 'damping', message: `expected true or false, got ${String(p.damping)}` })
-  if (typeof p.standing !== 'object' || p.standing === null) problems.push({ field: 'standing', message: 'expected an object' })
-  else for (const [field, message] of standingProblems(p.standing)) problems.push({ field: `standing.${field}`, message })
+  if (typeof p.standing?.enabled !== 'boolean') problems.push({ field: 'standing.enabled', message: `expected true or false, got ${String(p.standing?.enabled)}` })
   return problems
 }
 

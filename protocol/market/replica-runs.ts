@@ -24,21 +24,9 @@ import type { AuctionBid } from './award.js'
 import type { MarketParams } from './params.js'
 import { describeGroups, replicaVerdict, type Verdict } from './replica-verdict.js'
 import type { RequesterAgentEffect, ReplicationView } from './requester-agent-types.js'
-import type { StandingSelection } from './standing.js'
+import { HELD_BACK, heldBackText, type StandingSelection } from './standing.js'
 import { awardKey, credits, note, short, type AgentJob, type ReplicaSlot, type Replication, type Run } from './requester-agent-job.js'
 import { isRequesterFinal, nextRequesterDeadline, type RequesterEvent, type RequesterJob, type RequesterStatus } from './requester-lifecycle.js'
-
-/** A bid view's `rejected` for a bid the standing rule kept out of the ranking. */
-export const HELD_BACK = 'HELD_BACK'
-
-/** The note on a round with held-back bids: how many, and the first one's reason. */
-export function heldBackText (s: StandingSelection): string {
-  const signers = new Set(s.heldBack.map((h) => h.bid.signer))
-  const first = s.heldBack[0]
-  const why = first === undefined ? '' : `: ${short(first.bid.signer)} ${first.detail}${signers.size > 1 ? ', …' : ''}`
-  const then = s.reopenExcluding.length > 0 ? '; none in good standing, re-opening the round without them' : s.fallback ? '; none in good standing, ranking them (the over-exposed first)' : ''
-  return `${signers.size} bidder(s) held back by this node's own history${why}${then}`
-}
 
 /** What the runs need from the agent. */
 export interface ReplicaHost {
@@ -56,8 +44,11 @@ export interface ReplicaHost {
   readonly cluster?: ClusterLookup
   /** The provider has never delivered to this node. */
   newcomer: (peer: string) => boolean
-  /** The bids of a round closing at `now` split by the standing rule (standing.ts), without re-opening. */
-  byStanding: (bids: readonly AuctionBid[], now: number) => StandingSelection
+  /**
+   * The bids of a round closing at `now` that screening leaves (with `excluded`), split by the standing
+   * rule (standing.ts); `mayReopen` false: never a re-open. `screenedOut`: the others.
+   */
+  byStanding: (job: AgentJob, bids: readonly AuctionBid[], now: number, excluded: readonly string[], mayReopen?: boolean) => StandingSelection & { screenedOut: AuctionBid[] }
   /** A verified delivery or a failure, into the reputation view. */
   record: (peer: string, ok: boolean, now: number) => void
   readonly spotcheckSeed?: Uint8Array
@@ -126,9 +117,10 @@ export function closeReplicas (host: ReplicaHost, job: AgentJob, run: Run, round
   const taken = takenBy(job, run)
   const independent = run.state.auction.bids.map((b) => job.bids.get(b.bid))
     .filter((b): b is AuctionBid => b !== undefined && independentOf(host, b.signer, taken))
-  const standing = host.byStanding(independent, now)
+  const excluded = exclusionsOf(job, run, exclude)
+  const standing = host.byStanding(job, independent, now, excluded)
   // replicas cross-check each other: when fewer bids are in good standing than replicas are wanted, rank them all
-  const bids = standing.fallback || standing.bids.length < want ? independent : standing.bids
+  const bids = standing.fallback || standing.bids.length < want ? independent : [...standing.bids, ...standing.screenedOut]
   if (standing.heldBack.length > 0) out.push(note(job, 'held-back', heldBackText(standing)))
   const first = run === job
   let decision
@@ -139,7 +131,7 @@ export function closeReplicas (host: ReplicaHost, job: AgentJob, run: Run, round
       reliability: (peer) => host.reliability(peer, now),
       rtt: (peer) => host.rttMs(peer, now),
       convicted: host.convicted,
-      excluded: exclusionsOf(job, run, exclude),
+      excluded,
       attempt: run.state.attempt + 1,
       now,
       leaseMs: run.state.config.leaseMs,
@@ -320,9 +312,9 @@ function endingOf (rep: Replication): NonNullable<Replication['ending']> {
  * their first job together; a provider earns proof only by matching a run this node trusts, so agreeing
  * with each other earns them nothing.
  */
-export function unprovenAgreement (host: ReplicaHost, job: AgentJob, providers: readonly string[], runMs = 0): boolean {
-  if (host.reexecuteLimitMs !== undefined && runMs > host.reexecuteLimitMs) return false
-  return host.auditUnproven && isDeterministic(job.request) && providers.length > 0 && !providers.some((p) => host.proven(p))
+export function unprovenAgreement (host: ReplicaHost, job: AgentJob, providers: readonly string[], runMs = 0): 'audit' | 'over-limit' | undefined {
+  if (!host.auditUnproven || !isDeterministic(job.request) || providers.length === 0 || providers.some((p) => host.proven(p))) return undefined
+  return host.reexecuteLimitMs !== undefined && runMs > host.reexecuteLimitMs ? 'over-limit' : 'audit'
 }
 
 function judge (host: ReplicaHost, job: AgentJob, rep: Replication, out: RequesterAgentEffect[]): void {
@@ -331,10 +323,9 @@ function judge (host: ReplicaHost, job: AgentJob, rep: Replication, out: Request
   // the shortest run the replicas report: this node's own run would take about as long
   const runs = rep.slots.filter(delivered).map((s) => (s.receipt?.payload.endedAt ?? 0) - (s.receipt?.payload.startedAt ?? 0))
   const runMs = runs.length > 0 ? Math.min(...runs) : 0
-  const unproven = unprovenAgreement(host, job, deliverers, runMs)
-  if (!unproven && host.auditUnproven && host.reexecuteLimitMs !== undefined && runMs > host.reexecuteLimitMs && isDeterministic(job.request) && !deliverers.some((p) => host.proven(p))) {
-    out.push(note(job, 'compared', `no proof audit: the replicas ran ${Math.round(runMs / 1000)} s, beyond this node's ${Math.round(host.reexecuteLimitMs / 1000)} s re-execution limit`))
-  }
+  const proofAudit = unprovenAgreement(host, job, deliverers, runMs)
+  const unproven = proofAudit === 'audit'
+  if (proofAudit === 'over-limit') out.push(note(job, 'compared', `no proof audit: the replicas ran ${Math.round(runMs / 1000)} s, beyond this node's ${Math.round((host.reexecuteLimitMs ?? 0) / 1000)} s re-execution limit`))
   const verdict: Verdict = replicaVerdict({
     request: job.envelope as NonNullable<AgentJob['envelope']>,
     runs: rep.slots.map((s) => ({ ...(s.state.award !== undefined ? { provider: s.state.award.provider } : {}), ...(delivered(s) ? { receipt: s.receipt } : {}) })),

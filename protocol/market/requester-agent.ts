@@ -36,9 +36,9 @@ import {
 import { Reputation } from './reputation.js'
 import {
   advanceReplication, biddingRun, cancelReplicas, closeReplicas, exclusionsOf, nextRound, onReexecuted, replicationView, runOf, runsOf,
-  spotcheckDrawn, startSpotcheck, summarise, verificationOf, HELD_BACK, heldBackText, type ReplicaHost
+  spotcheckDrawn, startSpotcheck, summarise, verificationOf, type ReplicaHost
 } from './replica-runs.js'
-import { selectByStanding, type StandingSelection } from './standing.js'
+import { HELD_BACK, heldBackText, selectByStanding, standingOf, type Standing, type StandingRecord, type StandingSelection } from './standing.js'
 import { awardKey, credits, note, short, type AgentJob, type Run } from './requester-agent-job.js'
 import { isDeterministic } from '../trust/fraud-proof.js'
 import { InvalidResultAuditParamsError, ResultAudits, createResultAuditParams, type AcceptedResult, type AuditStep, type ResultAuditParams } from './result-audit.js'
@@ -156,7 +156,29 @@ export class RequesterAgent implements ReplicaHost {
     this.reputation.record(peer, ok, now)
     this.standingRecords.record(peer, ok, now)
   }
-  readonly byStanding = (bids: readonly AuctionBid[], now: number): StandingSelection => this.selectByStanding(bids, now, false)
+  /** `bids` that screening leaves split by the standing rule (standing.ts) under this node's own records at `now`. */
+  readonly byStanding = (job: AgentJob, bids: readonly AuctionBid[], now: number, excluded: readonly string[], mayReopen = false): StandingSelection & { screenedOut: AuctionBid[] } => {
+    // standing splits only the bids screening leaves (a convicted, excluded or too far bidder is in no standing)
+    const auctionJob = { cid: job.cid, payload: job.request }
+    const { valid } = screenBids(auctionJob, bids, new Set(excluded), now, this.convicted, tooFarScreen(auctionJob, (peer) => this.rtt.rttMs(peer, now)))
+    const screenedOut = bids.filter((b) => !valid.has(b.cid.toString()))
+    let unfinished: Map<string, number> | undefined
+    const selection = selectByStanding([...valid.values()], (provider) => {
+      unfinished ??= this.unfinishedAwards(now - this.params.standing.exposureGraceMs)
+      return this.standingRecord(provider, now, unfinished)
+    }, mayReopen, this.params.standing)
+    return { ...selection, screenedOut }
+  }
+
+  /** One provider's standing with this node at `now` (standing.ts). */
+  standingOf (provider: string, now: number): Standing {
+    return standingOf(this.standingRecord(provider, now, this.unfinishedAwards(now - this.params.standing.exposureGraceMs)), this.params.standing)
+  }
+
+  private standingRecord (provider: string, now: number, unfinished: ReadonlyMap<string, number>): StandingRecord {
+    const own = this.standingRecords.ownAt(provider, now)
+    return { ok: own.ok, failed: own.failed, okCount: own.okCount, unfinished: unfinished.get(provider) ?? 0 }
+  }
 
   /** This node's awards not yet ended (awarded or running) and made at or before `madeBy`, per provider. */
   unfinishedAwards (madeBy = Infinity): Map<string, number> {
@@ -170,16 +192,6 @@ export class RequesterAgent implements ReplicaHost {
     return out
   }
 
-  /** `bids` split by the standing rule (standing.ts) under this node's own history at `now`. */
-  private selectByStanding (bids: readonly AuctionBid[], now: number, mayReopen: boolean): StandingSelection {
-    const params = this.params.standing
-    if (!params.enabled || bids.length === 0) return selectByStanding(bids, () => ({ ok: 0, failed: 0, okCount: 0, unfinished: 0 }), false, params)
-    const unfinished = this.unfinishedAwards(now - params.exposureGraceMs)
-    return selectByStanding(bids, (provider) => {
-      const own = this.standingRecords.ownAt(provider, now)
-      return { ok: own.ok, failed: own.failed, okCount: own.okCount, unfinished: unfinished.get(provider) ?? 0 }
-    }, mayReopen, params)
-  }
 
   /** Apply one event; returns what the shell must do, in order. Never throws on bad input. */
   handle (event: RequesterAgentEvent): RequesterAgentEffect[] {
@@ -592,12 +604,7 @@ export class RequesterAgent implements ReplicaHost {
   private close (job: AgentJob, round: number, exclude: string[], out: RequesterAgentEffect[]): void {
     const now = job.state.now
     const held = job.state.auction.bids.map((b) => job.bids.get(b.bid)).filter((b): b is AuctionBid => b !== undefined)
-    // standing splits only the bids screening leaves (a convicted, excluded or too far bidder is no good standing)
-    const rtt = (peer: string): number | undefined => this.rtt.rttMs(peer, now)
-    const auctionJob = { cid: job.cid, payload: job.request }
-    const { valid } = screenBids(auctionJob, held, new Set(exclude), now, this.convicted, tooFarScreen(auctionJob, rtt))
-    const screenedOut = held.filter((b) => !valid.has(b.cid.toString()))
-    const standing = this.selectByStanding([...valid.values()], now, !job.state.auction.reopened && now < job.state.config.expiresAt)
+    const standing = this.byStanding(job, held, now, exclude, !job.state.auction.reopened && now < job.state.config.expiresAt)
     if (standing.heldBack.length > 0) out.push(note(job, 'held-back', heldBackText(standing)))
     if (standing.reopenExcluding.length > 0) {
       for (const view of job.bidViews) if (standing.heldBack.some((h) => h.bid.cid.toString() === view.cid)) view.rejected = HELD_BACK
@@ -605,14 +612,14 @@ export class RequesterAgent implements ReplicaHost {
       return
     }
     // the screened-out bids go in too, so the decision names why each was dropped
-    const bids = [...standing.bids, ...screenedOut]
+    const bids = [...standing.bids, ...standing.screenedOut]
     let decision
     try {
       decision = decideAward({
         job: { cid: job.cid, payload: job.request },
         bids,
         reliability: (peer) => this.reputation.reliability(peer, now),
-        rtt,
+        rtt: (peer) => this.rtt.rttMs(peer, now),
         excluded: exclude,
         convicted: this.convicted,
         attempt: job.state.attempt + 1,

@@ -29,6 +29,7 @@
  * message too: not excluding them cut the `sybil` scenario's honest completion to 58–73 % (88–93 % with them).
  */
 import type { AuctionBid } from './award.js'
+import { short } from './requester-agent-job.js'
 
 /** Own decayed failures at which a provider can be held back: half a fresh failure (one failure, one half-life ago). */
 export const STANDING_MIN_FAILURE_WEIGHT = 0.5
@@ -144,36 +145,14 @@ export function selectByStanding (bids: readonly AuctionBid[], lookup: StandingL
   return { bids: (exposed.length > 0 ? exposed : heldBack).map((h) => h.bid), heldBack, reopenExcluding: [], fallback: true }
 }
 
-/** A standing parameter out of range. */
-export class InvalidStandingParamsError extends Error {
-  override readonly name = 'InvalidStandingParamsError'
-  readonly code = 'INVALID_STANDING_PARAMS'
-  constructor (readonly field: string, message: string) {
-    super(`${field}: ${message}`)
-  }
-}
+/** A bid view's `rejected` for a bid the standing rule kept out of the ranking. */
+export const HELD_BACK = 'HELD_BACK'
 
-/** Every standing parameter out of range, as [field, message]. */
-export function standingProblems (p: StandingParams): Array<[string, string]> {
-  const out: Array<[string, string]> = []
-  if (typeof p.enabled !== 'boolean') out.push(['enabled', `expected true or false, got ${String(p.enabled)}`])
-  const num = (field: keyof StandingParams, value: unknown, min: number, max: number, integer: boolean): void => {
-    const ok = typeof value === 'number' && Number.isFinite(value) && value >= min && value <= max && (!integer || Number.isInteger(value))
-    if (!ok) out.push([field, `expected ${integer ? 'an integer' : 'a number'} in ${min} … ${max}, got ${String(value)}`])
-  }
-  num('minFailureWeight', p.minFailureWeight, 0, 1_000_000, false)
-  num('failureRatio', p.failureRatio, 0, 1_000_000, false)
-  num('exposureBase', p.exposureBase, 1, 1_000_000, true)
-  num('exposurePerDelivery', p.exposurePerDelivery, 0, 1_000_000, false)
-  num('exposureGraceMs', p.exposureGraceMs, 0, 86_400_000, true)
-  num('reopenHeldBack', p.reopenHeldBack, 1, 1_000_000, true)
-  return out
-}
-
-/** Defaults overridden by `init`, validated; throws InvalidStandingParamsError naming the first bad field. */
-export function createStandingParams (init: Partial<StandingParams> = {}): StandingParams {
-  const p = { ...defaultStandingParams, ...init }
-  const [first] = standingProblems(p)
-  if (first !== undefined) throw new InvalidStandingParamsError(first[0], first[1])
-  return p
+/** The note on a round with held-back bids: how many, and the first one's reason. */
+export function heldBackText (s: StandingSelection): string {
+  const signers = new Set(s.heldBack.map((h) => h.bid.signer))
+  const first = s.heldBack[0]
+  const why = first === undefined ? '' : `: ${short(first.bid.signer)} ${first.detail}${signers.size > 1 ? ', …' : ''}`
+  const then = s.reopenExcluding.length > 0 ? '; none in good standing, re-opening the round without them' : s.fallback ? '; none in good standing, ranking them (the over-exposed first)' : ''
+  return `${signers.size} bidder(s) held back by this node's own history${why}${then}`
 }

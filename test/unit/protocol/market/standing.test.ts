@@ -6,13 +6,15 @@
  */
 import assert from 'node:assert/strict'
 import {
-  InvalidStandingParamsError, InvalidMarketParamsError, Reservations, createMarketParams, createStandingParams, decideBid, defaultStandingParams,
+  InvalidMarketParamsError, Reservations, createMarketParams, decideBid, defaultStandingParams,
   exposureLimit, reduceRequester, selectByStanding, standingOf, startRequesterJob,
-  type AuctionBid, type RequesterJob, type StandingRecord
+  type AuctionBid, type RequesterJob, type StandingParams, type StandingRecord
 } from '../../../../protocol/index.js'
 import { INIT, at } from '../../../helpers/lifecycle-builders.js'
 import { NOW, REQUESTER, makeAd, makeJob, otherBid } from '../../../helpers/provider-agent-harness.js'
 
+/** The market's standing parameters with `over` (createMarketParams validates them). */
+const standingParams = (over: Partial<StandingParams>): StandingParams => createMarketParams({ standing: over }).standing
 const rec = (over: Partial<StandingRecord> = {}): StandingRecord => ({ ok: 0, failed: 0, okCount: 0, unfinished: 0, ...over })
 /** A bid as the rule reads it: its signer and CID only. */
 const bidOf = (signer: string, n = 0): AuctionBid => ({ cid: { toString: () => `bafy-${signer}-${n}` }, signer, payload: {} }) as unknown as AuctionBid
@@ -27,7 +29,7 @@ describe('standing: one provider', () => {
     assert.equal(even.kind === 'held-back' ? even.reason : '', 'failures')
     assert.equal(standingOf(rec({ ok: 1.01, failed: 1, okCount: 2 })).kind, 'good', 'delivered more often than it failed')
     assert.equal(standingOf(rec({ ok: 2, failed: 1, okCount: 2 })).kind, 'good')
-    assert.equal(standingOf(rec(), createStandingParams({ minFailureWeight: 0 })).kind, 'good', 'a minimum of 0 holds no stranger back')
+    assert.equal(standingOf(rec(), standingParams({ minFailureWeight: 0 })).kind, 'good', 'a minimum of 0 holds no stranger back')
   })
 
   it('limits unfinished awards to 1 + ⌊deliveries × 0.5⌋', () => {
@@ -42,7 +44,7 @@ describe('standing: one provider', () => {
   it('names failures before exposure, and holds nobody back when disabled', () => {
     const both = standingOf(rec({ failed: 1, unfinished: 5 }))
     assert.equal(both.kind === 'held-back' ? both.reason : '', 'failures')
-    const off = createStandingParams({ enabled: false })
+    const off = standingParams({ enabled: false })
     assert.deepEqual(standingOf(rec({ failed: 9, unfinished: 9 }), off), { kind: 'good' })
   })
 })
@@ -90,16 +92,17 @@ describe('standing: a round\'s bids', () => {
     let calls = 0
     selectByStanding([bidOf('x', 1), bidOf('x', 2), bidOf('y')], (p) => { calls++; return lookup(p) }, true)
     assert.equal(calls, 2)
-    const off = selectByStanding([bidOf('bad')], lookup, true, createStandingParams({ enabled: false }))
+    const off = selectByStanding([bidOf('bad')], lookup, true, standingParams({ enabled: false }))
     assert.deepEqual(off.bids.map((b) => b.signer), ['bad'])
     assert.deepEqual(off.heldBack, [])
   })
 
   it('validates its parameters with a typed error, also inside the market params', () => {
-    assert.throws(() => createStandingParams({ exposureBase: 0 }), (e: unknown) => e instanceof InvalidStandingParamsError && e.field === 'exposureBase')
-    assert.throws(() => createStandingParams({ exposureGraceMs: 1.5 }), InvalidStandingParamsError)
-    assert.throws(() => createStandingParams({ failureRatio: -1 }), InvalidStandingParamsError)
-    assert.throws(() => createStandingParams({ enabled: 'yes' as unknown as boolean }), InvalidStandingParamsError)
+    const field = (f: string) => (e: unknown): boolean => e instanceof InvalidMarketParamsError && e.field === `standing.${f}`
+    assert.throws(() => standingParams({ exposureBase: 0 }), field('exposureBase'))
+    assert.throws(() => standingParams({ exposureGraceMs: 1.5 }), field('exposureGraceMs'))
+    assert.throws(() => standingParams({ failureRatio: -1 }), field('failureRatio'))
+    assert.throws(() => standingParams({ enabled: 'yes' as unknown as boolean }), field('enabled'))
     assert.throws(() => createMarketParams({ standing: { reopenHeldBack: 0 } }), (e: unknown) => e instanceof InvalidMarketParamsError && e.field === 'standing.reopenHeldBack')
     assert.equal(createMarketParams({ standing: { exposureBase: 2 } }).standing.minFailureWeight, defaultStandingParams.minFailureWeight, 'merged field by field')
   })
@@ -166,13 +169,13 @@ describe('standing: what counts as a failure', () => {
     assert.equal(declined.winner(), peer(1))
     declined.from(1, { type: 'award-response', decision: 'decline', reason: 'BUSY' })
     assert.ok(declined.of('record-failure').some((f) => f.subject === peer(1) && f.reason === 'declined'))
-    assert.deepEqual(declined.agent.byStanding([bidOf(peer(1))], declined.now).heldBack, [])
+    assert.deepEqual(declined.agent.standingOf(peer(1), declined.now), { kind: 'good' })
     const vanished = new Driver()
     vanished.submit()
     vanished.bid(1, 1_000_000)
     vanished.runTo(T + WINDOW)
     vanished.runTo(vanished.now + LEASE + 1)
     assert.ok(vanished.of('record-failure').some((f) => f.subject === peer(1) && f.reason === 'no-show'))
-    assert.deepEqual(vanished.agent.byStanding([bidOf(peer(1))], vanished.now).heldBack.map((h) => h.reason), ['failures'])
+    assert.deepEqual((vanished.agent.standingOf(peer(1), vanished.now) as { reason?: string }).reason, 'failures')
   })
 })
