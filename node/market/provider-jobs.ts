@@ -16,7 +16,7 @@ import {
   type Scheduler, type SealedMessage
 } from '../../protocol/index.js'
 import type { Logger } from '../logger.js'
-import { MAX_LOG_CHUNK, type ExecFrame } from '../services/exec.js'
+import { LOG_WINDOW, MAX_LOG_CHUNK, type ExecChannel, type ExecFrame } from '../services/exec.js'
 import { fetchInputs, storeResult } from './provider-io.js'
 import { sealAwardResponse, sealFailureReport, sealReceipt, sealStatus, type JobRef } from './provider-messages.js'
 import { idOf, offerLedgerEntry, offerRecord, type Offer, type ProviderMarketOptions } from './provider-offer.js'
@@ -175,8 +175,17 @@ export class ProviderJobs {
     this.pumpLog(offer)
   }
 
-  /** The requester took in more of the log: it may have more (credits never go down). */
+  /**
+   * The requester took in more of the log: it may have more (credits never go down). On a resumed
+   * stream the first credit is the requester's log bytes + LOG_WINDOW: the log continues from there.
+   */
   onLogCredit (offer: Offer, upTo: number): void {
+    if (offer.resumeLog === true) {
+      offer.resumeLog = false
+      offer.logSent = Math.min(offer.log.size, Math.max(0, upTo - LOG_WINDOW))
+      offer.logCredit = upTo
+      return this.pumpLog(offer)
+    }
     if (upTo <= offer.logCredit) return
     offer.logCredit = upTo
     this.pumpLog(offer)
@@ -188,7 +197,7 @@ export class ProviderJobs {
    * so a job may print any amount and heartbeats and the receipt never queue behind it.
    */
   private pumpLog (offer: Offer): void {
-    if (offer.channel === undefined) return
+    if (offer.channel === undefined || offer.resumeLog === true) return
     const end = Math.min(offer.logCredit, offer.log.size)
     while (offer.logSent < end) {
       const to = Math.min(end, offer.logSent + MAX_LOG_CHUNK)
@@ -255,6 +264,23 @@ export class ProviderJobs {
       if (offer.streamEnded === true) return
       offer.linger = this.scheduler.at(this.now() + LINGER_MS, () => { channel.abort(new Error('the job has ended')) })
     })
+  }
+
+  /**
+   * The requester re-opened the stream with the job's award (§7.7 "Resuming"): frames go on the new
+   * one (the old is dropped), the receipt goes out again if it did before, and the log waits for the
+   * requester's first credit, which says how much of it the requester holds.
+   */
+  resume (offer: Offer, channel: ExecChannel): void {
+    const old = offer.channel
+    offer.channel = channel
+    offer.streamEnded = false
+    offer.linger?.()
+    offer.linger = undefined
+    offer.resumeLog = true
+    if (old !== undefined && old !== channel) old.abort(new Error('the requester resumed on a new stream'))
+    const receipt = offer.evidence.receipt
+    if (receipt !== undefined) this.send(offer, { type: 'message', bytes: receipt })
   }
 
   /** The offer's exec stream has ended: an ended offer is forgotten. */

@@ -79,6 +79,8 @@ export interface Offer {
   finalized: boolean
   /** The requester's side of the stream has ended. */
   streamEnded?: boolean
+  /** The stream was resumed (§7.7 "Resuming"): the requester's first credit on it says where its log continues. */
+  resumeLog?: boolean
   linger?: Cancel
 }
 

@@ -160,6 +160,11 @@ export class ProviderMarket {
         offer.requesterId = this.options.node.getConnections().find((c) => c.remotePeer.toString() === award.signer)?.remotePeer
         return this.jobs.keepEnvelope(offer, award, 'award')
       }
+      case 'resume-stream': {
+        const offer = this.jobs.offers.get(effect.bid)
+        if (offer !== undefined && context.channel !== undefined) this.jobs.resume(offer, context.channel)
+        return
+      }
       case 'frame-accepted': {
         const offer = this.jobs.offers.get(effect.bid)
         if (offer !== undefined && context.message !== undefined) this.jobs.keepEnvelope(offer, context.message, effect.ref)
@@ -266,7 +271,7 @@ export class ProviderMarket {
     if (first.value.type !== 'message') return this.refuse(channel, 'NO_AWARD', 'the first frame must be an award')
     let award: OpenedMessage<'award'>
     try {
-      award = openMessage(first.value.bytes, 'award', { now: this.now() })
+      award = this.openAward(first.value.bytes)
     } catch (err) {
       if (!isRejection(err)) throw err
       return this.refuse(channel, err.reason, `the first frame is not a valid award: ${err.message}`)
@@ -274,7 +279,8 @@ export class ProviderMarket {
     const bid = award.payload.bid.toString()
     this.drive({ type: 'award', now: this.now(), award: { id: award.cid.toString(), signer: award.signer, payload: award.payload }, from: channel.remotePeer }, { channel, message: award })
     const offer = this.jobs.offers.get(bid)
-    if (offer === undefined || offer.award !== award) return
+    // bound to this stream: a new award taken (award-taken) or one resumed (resume-stream)
+    if (offer === undefined || offer.channel !== channel) return
     try {
       for (let next = await frames.next(); next.done !== true; next = await frames.next()) {
         try {
@@ -287,10 +293,33 @@ export class ProviderMarket {
     } catch (err) {
       this.log.debug('exec stream broke', { job: idOf(offer), error: err })
     }
+    // the requester resumed on another stream meanwhile: this one's end is no news
+    if (offer.channel !== channel) return
     offer.streamEnded = true
     offer.linger?.()
     this.drive({ type: 'requester-gone', now: this.now(), bid })
     this.jobs.streamEnded(offer)
+  }
+
+  /**
+   * The award that opens a stream, with every §6 check; but an award this node already took on is
+   * let past its expiry (its signature is still checked): a requester resuming a job that runs
+   * longer than the award's lifetime sends the same award again (§7.7 "Resuming").
+   */
+  private openAward (bytes: Uint8Array): OpenedMessage<'award'> {
+    try {
+      return openMessage(bytes, 'award', { now: this.now() })
+    } catch (err) {
+      if (!isRejection(err)) throw err
+      let held: OpenedMessage<'award'> | undefined
+      try {
+        held = openMessage(bytes, 'award', { now: this.now(), historical: true })
+      } catch {
+        throw err
+      }
+      if (this.jobs.offers.get(held.payload.bid.toString())?.award?.cid.equals(held.cid) !== true) throw err
+      return held
+    }
   }
 
   private refuse (channel: ExecChannel, reason: string, message: string): void {
@@ -301,6 +330,7 @@ export class ProviderMarket {
 
   /** One frame after the award: payments and cancels go to the agent; anything else is dropped with a warning. */
   private onFrame (offer: Offer, frame: ExecFrame, channel: ExecChannel): void {
+    if (offer.channel !== channel) return
     const bid = offer.bid.cid.toString()
     if (frame.type === 'log') return this.log.debug('log frame from the requester ignored', { job: idOf(offer) })
     if (frame.type === 'credit') return this.jobs.onLogCredit(offer, frame.upTo)

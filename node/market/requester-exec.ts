@@ -10,7 +10,7 @@ import { peerIdFromString } from '@libp2p/peer-id'
 import { MessageRejectedError, openMessage, type OpenedMessage } from '../../protocol/index.js'
 import { LOG_WINDOW, ExecStreamError, type ExecChannel } from '../services/exec.js'
 import { MAX_LOG_BYTES } from './provider-io.js'
-import type { ActiveJob, Attempt, RequesterShell } from './requester-job.js'
+import { short, type ActiveJob, type Attempt, type RequesterShell } from './requester-job.js'
 
 /** Most bytes of log kept for one job, all attempts together (the provider's own cap); the rest is cut. */
 export const MAX_JOB_LOG_BYTES = MAX_LOG_BYTES
@@ -45,10 +45,58 @@ export async function talk (shell: RequesterShell, active: ActiveJob, attempt: A
   // before the receipt nothing more can come on it: the agent ends the attempt now, blaming the
   // provider only for what it did (remote), never for this node's own limits (local)
   if (shell.stopping || attempt.evidence.receipt !== undefined) return
+  // a stream replaced by a resumed one (reconnect) ends without news
+  if (attempt.channel !== channel) return
   const fault = failure?.fault ?? 'remote'
   const detail = failure?.message ?? 'the provider closed the exec stream before its receipt'
+  // dropped, not broken: no frame was bad, so the stream may be re-opened (§7.7 "Resuming")
+  const resumable = failure === undefined || failure.code === 'RESET' || failure.code === 'GONE'
   shell.options.log.debug('exec stream ended', { job: active.id, fault, code: failure?.code ?? 'CLOSED', error: detail })
-  shell.dispatch(active, { type: 'stream-failed', now: shell.scheduler.now(), job: active.id, attempt: attempt.number, provider: attempt.provider, fault, detail })
+  shell.dispatch(active, { type: 'stream-failed', now: shell.scheduler.now(), job: active.id, attempt: attempt.number, provider: attempt.provider, fault, detail, resumable })
+}
+
+/** First and longest wait between tries to re-open a dropped exec stream. */
+const RECONNECT_FIRST_MS = 250
+const RECONNECT_MAX_MS = 4_000
+
+/**
+ * Re-open the attempt's exec stream (§7.7 "Resuming"): the award again, a log credit that says how
+ * much of the log this node holds, and the last payment (which may not have reached the provider).
+ * Tried with back-off while `current()` says the award still stands; the lifecycle's lease ends it
+ * otherwise. One loop per attempt at a time.
+ */
+export async function reconnect (shell: RequesterShell, active: ActiveJob, attempt: Attempt, current: () => boolean): Promise<void> {
+  if (attempt.reconnecting === true) return
+  attempt.reconnecting = true
+  try {
+    while (!shell.stopping && current()) {
+      // the back-off carries over tries whose stream opened but dropped again (a provider that refuses); a status resets it
+      const wait = attempt.reconnectWait ?? RECONNECT_FIRST_MS
+      attempt.reconnectWait = Math.min(RECONNECT_MAX_MS, wait * 2)
+      await new Promise<void>((resolve) => { shell.scheduler.at(shell.scheduler.now() + wait, resolve) })
+      if (shell.stopping || !current()) return
+      try {
+        const channel = await shell.options.node.services.exec.open(peerIdFromString(attempt.provider))
+        const old = attempt.channel
+        attempt.channel = channel
+        attempt.opened = Promise.resolve(channel)
+        old?.abort(new Error('replaced by a resumed stream'))
+        await channel.sendMessage(attempt.award.bytes)
+        attempt.logCredit = attempt.logReceived + LOG_WINDOW
+        attempt.grants.add(attempt.logCredit)
+        await channel.send({ type: 'credit', upTo: attempt.logCredit })
+        const payment = attempt.evidence['last-payment']
+        if (payment !== undefined) await channel.sendMessage(payment)
+        shell.options.log.info('exec stream re-opened', { job: active.id, provider: attempt.provider })
+        void talk(shell, active, attempt)
+        return
+      } catch (err) {
+        shell.options.log.debug('re-opening the exec stream failed', { job: active.id, error: (err as Error).message })
+      }
+    }
+  } finally {
+    attempt.reconnecting = false
+  }
 }
 
 function onProviderMessage (shell: RequesterShell, active: ActiveJob, attempt: Attempt, bytes: Uint8Array): void {
@@ -73,6 +121,7 @@ function onProviderMessage (shell: RequesterShell, active: ActiveJob, attempt: A
   } else if (message.kind === 'job-status') {
     const s = message.payload as OpenedMessage<'job-status'>['payload']
     attempt.evidence['last-status'] = bytes
+    attempt.reconnectWait = undefined
     shell.dispatch(active, { type: 'job-status', ...base, seq: s.seq, state: s.state, gpuSeconds: s.gpuSeconds, ...(s.message !== undefined ? { message: s.message } : {}) })
   } else {
     onReceipt(shell, active, attempt, message as OpenedMessage<'receipt'>, bytes)

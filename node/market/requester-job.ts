@@ -66,6 +66,9 @@ export interface Attempt {
   receipt?: OpenedMessage<'receipt'>
   /** Its outputs, once fetched and verified (a replicated job keeps each replica's). */
   outputs?: ResultView['outputs']
+  /** A loop re-opening the stream is running (requester-exec.ts reconnect), and its next wait. */
+  reconnecting?: boolean
+  reconnectWait?: number
 }
 
 export interface ActiveJob {

@@ -25,6 +25,8 @@ export interface JobRecord {
   audit?: AuditRecord
   events: JobEvent[]
   logBytes: number
+  /** `logBytes` when the current award was sealed: where its log starts in the job's log file. */
+  logStart?: number
   /** Set (with why) once some of the job's log was not kept. */
   logCut?: string
 }

@@ -16,11 +16,12 @@ import {
 import { InvalidEvidenceError, type Evidence } from '../../protocol/trust/reputation-evidence.js'
 import { LOG_WINDOW } from '../services/exec.js'
 import { createRealScheduler } from './real-scheduler.js'
-import { openStream, talk } from './requester-exec.js'
+import { openStream, reconnect, talk } from './requester-exec.js'
 import type { ActiveJob, Attempt, RequesterOptions, RequesterShell } from './requester-job.js'
 import { sealAuctionRound, sealAward, sealJobCancel } from './requester-messages.js'
 import { fetchAndVerify, keepMatchedOutputs } from './requester-outputs.js'
 import { reexecuteAndTell } from './requester-reexecute.js'
+import { restoreAttempt } from './requester-resume.js'
 import { ReputationSaver } from './reputation-saver.js'
 import { RttMeter } from './requester-rtt.js'
 import { endAward, pay, recordFailure } from './requester-payments.js'
@@ -64,8 +65,9 @@ export class RequesterMarket implements RequesterShell {
 
   /**
    * Read back the jobs submitted before a restart, so `job list|status|result` and the ledger still
-   * show them. A job that was still in flight cannot be resumed (its exec stream and timers are gone):
-   * the agent marks it failed, with the reason, and its provider stops when payments stop.
+   * show them. A job still in flight goes on where the agent can take it up (protocol/README.md §7.7
+   * "Resuming": the award's stream re-opened, a receipt's outputs fetched again, an open round opened
+   * anew); the rest the agent marks failed, with the reason, and its provider stops when payments stop.
    */
   async load (): Promise<number> {
     await this.loadReputation()
@@ -85,8 +87,19 @@ export class RequesterMarket implements RequesterShell {
       active.restored = true
       loaded++
       const wasFinal = isRequesterFinal(record.state.status)
-      this.dispatch(active, { type: 'job-restored', now: this.scheduler.now(), cid: request.cid, request: request.payload, state: record.state })
       if (!wasFinal) {
+        await restoreAttempt(this, active)
+        this.options.gossip.subscribe(jobTopics(request.payload.placement))
+      }
+      const now = this.scheduler.now()
+      const envelope = wasFinal || request.payload.verification.mode === 'none' ? undefined : openMessage(bytes, 'job-request', { now, historical: true })
+      this.dispatch(active, {
+        type: 'job-restored', now, cid: request.cid, request: request.payload, state: record.state,
+        ...(record.award !== undefined ? { award: record.award } : {}), bids: record.bids, ...(envelope !== undefined ? { envelope } : {})
+      })
+      if (!wasFinal) {
+        // a job that goes on is the agent's again: its record follows the agent's view
+        if (!isRequesterFinal(active.record.state.status)) active.restored = false
         await active.effects
         await this.options.store.put('requester', record.id, record)
       }
@@ -349,6 +362,11 @@ export class RequesterMarket implements RequesterShell {
       case 'record-failure':
         await recordFailure(this, active, effect)
         return
+      case 'reconnect': {
+        const attempt = active.attempts.get(awardKey(effect.attempt, effect.provider))
+        if (attempt !== undefined) void reconnect(this, active, attempt, () => this.agent.awardInFlight(active.id, effect.attempt, effect.provider))
+        return
+      }
       case 'fetch-outputs': {
         // off the effects' queue: the fetch may take long, and the agent waits for it in `verifying`
         const attempt = active.attempts.get(awardKey(effect.attempt, effect.provider))
@@ -390,6 +408,8 @@ export class RequesterMarket implements RequesterShell {
       paySeq: 0, logReceived: 0, logBytes: 0, logCredit: LOG_WINDOW, grants: new Set([LOG_WINDOW])
     }
     active.attempts.set(awardKey(effect.attempt, effect.provider), attempt)
+    // where this award's log starts in the job's log file, for a resume after a restart (requester-resume.ts)
+    active.record.logStart = active.record.logBytes
     this.dispatch(active, { type: 'award-sealed', now, job: active.id, attempt: effect.attempt, award: award.cid.toString(), paymentRule: award.payload.paymentRule, provider: effect.provider })
     await this.options.store.putEnvelope(award.cid.toString(), award.bytes)
     // third parties can recompute it (protocol/market/award.ts auditAward)

@@ -94,6 +94,12 @@ export type ProviderAgentEffect =
   | { type: 'refuse-award', award: string, reason: AwardRefusal, message: string }
   /** The award was taken on for the bid: bind the exec stream to it and keep the award as evidence. */
   | { type: 'award-taken', bid: string, job: string, award: string }
+  /**
+   * The requester re-opened the exec stream with an award this node holds for a job not yet final
+   * (protocol/README.md §7.7 "Resuming"): bind the new stream to the job in place of the old, send
+   * the receipt again if it went out, and continue the log from the requester's first credit.
+   */
+  | { type: 'resume-stream', bid: string, job: string, award: string }
   /** The payment or cancel frame being handled counts: keep it (as `ref` evidence, when named). */
   | { type: 'frame-accepted', bid: string, job: string, kind: 'payment' | 'job-cancel', ref?: EvidenceRef }
   /** Drop the frame being handled; `ref`: keep it as that evidence (a bounced payment a failure report embeds). */

@@ -388,6 +388,7 @@ export class ProviderAgent {
   private onAward (award: AgentAward, from: string): void {
     const bid = award.payload.bid.toString()
     const offer = this.live.get(bid)
+    if (offer !== undefined && offer.award?.id === award.id) return this.onResume(offer, award, from)
     const problem = offer === undefined ? 'no bid of this node waits for this award' : this.awardProblem(offer, award, from)
     if (offer === undefined || problem !== undefined) {
       this.out.push({ type: 'refuse-award', award: award.id, reason: AwardRefusal.UNEXPECTED_AWARD, message: problem ?? '' })
@@ -400,6 +401,25 @@ export class ProviderAgent {
     this.out.push({ type: 'award-taken', bid, job: offer.id, award: award.id })
     this.note('info', 'award received', { job: offer.id, award: award.id, price: a.price, attempt: a.attempt })
     this.feed(offer, { type: 'award-received', from: award.signer, award: { award: award.id, bid, attempt: a.attempt, price: a.price, leaseMs: a.leaseMs, billingIntervalSec: a.billingIntervalSec } })
+  }
+
+  /**
+   * The award this node took on, again, on a new stream: the requester resumes (a restart, a dropped
+   * connection). Only its signer may, on its own connection, while the job is not final (a final
+   * offer is not live: refused above as no bid waiting).
+   */
+  private onResume (offer: Offer, award: AgentAward, from: string): void {
+    if (from !== award.signer || award.signer !== offer.job.signer) {
+      this.out.push({ type: 'refuse-award', award: award.id, reason: AwardRefusal.UNEXPECTED_AWARD, message: 'only the requester may resume its award' })
+      return
+    }
+    if (offer.state.status !== 'accepted' && offer.state.status !== 'running' && offer.state.status !== 'completed') {
+      this.out.push({ type: 'refuse-award', award: award.id, reason: AwardRefusal.UNEXPECTED_AWARD, message: `the award cannot be resumed while ${offer.state.status}` })
+      return
+    }
+    this.out.push({ type: 'resume-stream', bid: offer.bid, job: offer.id, award: award.id })
+    this.note('info', 'the requester resumed its award', { job: offer.id, award: award.id, status: offer.state.status })
+    this.feed(offer, { type: 'requester-back' })
   }
 
   /** An award on gossip: this node's bids on the job that it shows lost release their GPUs. */
@@ -510,9 +530,10 @@ export class ProviderAgent {
       this.feed(offer, { type: 'requester-gone' })
       this.drain()
     }
-    // no late payment can come on a stream that ended; forgotten at the next event, so the shell can
+    // a running job waits a lease for the requester to resume (provider-lifecycle.ts); one that ended
+    // gets no late payment on a stream that ended: forgotten at the next event, so the shell can
     // still read the offer's view while it carries out this event's effects (its ledger entry)
-    this.forgetting.push(bid)
+    if (!this.live.has(bid)) this.forgetting.push(bid)
   }
 
   // -------------------------------------------------------------------------------------------
@@ -579,6 +600,8 @@ export class ProviderAgent {
     if (offer.award !== undefined && (status === 'settled' || (status === 'stopped-unpaid' && offer.bounced !== true))) this.requesters.record(offer.job.signer, status === 'settled', this.now)
     this.endedCounts[status] = (this.endedCounts[status] ?? 0) + 1
     if (offer.award !== undefined) this.closed.set(offer.bid, offer)
+    // its stream had ended (the requester never came back): no late payment can come, forgotten at the next event
+    if (offer.state.requesterGoneAt !== undefined) this.forgetting.push(offer.bid)
     this.out.push({ type: 'offer-ended', bid: offer.bid, job: offer.id, status, ...(offer.state.reason !== undefined ? { reason: offer.state.reason } : {}), awarded: offer.award !== undefined })
     if (offer.award !== undefined) this.note('info', 'job ended', { job: offer.id, status, reason: offer.state.reason })
     for (const o of this.live.values()) if (o.start !== undefined) this.tryStart(o)

@@ -122,6 +122,12 @@ export interface ProviderJob {
   finished?: { at: number, exitCode: number, gpuSeconds: number, owed: number, outputBytes: number }
   /** Why the job ended, in a final status. */
   reason?: string
+  /**
+   * When the requester's exec stream ended while the job ran or waited for its final payment: the
+   * requester may re-open it with the same award within one lease (a restart, a dropped connection;
+   * protocol/README.md §7.7 "Resuming"). Cleared when it does.
+   */
+  requesterGoneAt?: number
 }
 
 export type ProviderEvent =
@@ -137,6 +143,8 @@ export type ProviderEvent =
   | { type: 'cancel', now: number, from: string }
   | { type: 'preempt', now: number, noticeMs: number }
   | { type: 'requester-gone', now: number }
+  /** The requester re-opened the exec stream with this job's award (§7.7 "Resuming"). */
+  | { type: 'requester-back', now: number }
 
 export type StopReason = 'cancelled' | 'preempted' | 'nonpayment' | 'requester-gone'
 
@@ -214,7 +222,8 @@ function handle (s: ProviderJob, e: ProviderEvent, now: number): ProviderTransit
     case 'payment-received': return onPayment(s, e, now)
     case 'cancel': return e.from === s.requester ? onCancel(s) : ignore(s, 'cancel not from the requester')
     case 'preempt': return onPreempt(s, e.noticeMs, now)
-    case 'requester-gone': return onRequesterGone(s)
+    case 'requester-gone': return onRequesterGone(s, now)
+    case 'requester-back': return onRequesterBack(s, now)
     default: return ignore(s, `unknown event ${String((e as { type?: unknown }).type)}`)
   }
 }
@@ -305,24 +314,39 @@ function onCancel (s: ProviderJob): ProviderTransition {
   return { state: end(next, 'cancelled', 'cancelled by the requester'), effects: [{ type: 'stop-work', reason: 'cancelled' }, beat] }
 }
 
-function onRequesterGone (s: ProviderJob): ProviderTransition {
+/**
+ * The requester's stream ended before the job was final. Before the run, the job ends (its inputs
+ * come from the requester). A running job goes on for one lease in case the requester re-opens the
+ * stream (a restart, a dropped connection), then stops unpaid; a completed one waits for its final
+ * payment until the usual deadline, since the requester may come back for the outputs.
+ */
+function onRequesterGone (s: ProviderJob, now: number): ProviderTransition {
   switch (s.status) {
     case 'offered':
     case 'awarded':
       return { state: end(s, 'cancelled', 'the requester is gone'), effects: [] }
     case 'accepted':
       return { state: end(s, 'cancelled', 'the requester is gone'), effects: [{ type: 'stop-work', reason: 'requester-gone' }] }
-    case 'running':
-      return {
-        state: end(s, 'stopped-unpaid', 'the requester is gone'),
-        effects: [{ type: 'stop-work', reason: 'requester-gone' }, nonpayment(s, ['award'], 'the requester is gone with work unpaid')]
-      }
     default:
-      return {
-        state: end(s, 'stopped-unpaid', 'the requester is gone'),
-        effects: [nonpayment(s, ['award', 'receipt'], 'the requester is gone before the final payment')]
-      }
+      return s.requesterGoneAt !== undefined ? { state: s, effects: [] } : { state: { ...s, requesterGoneAt: now }, effects: [] }
   }
+}
+
+/** One lease after the requester's stream ended, it has not come back: the running work stops unpaid. */
+function requesterLost (s: ProviderJob): ProviderTransition {
+  return {
+    state: end(s, 'stopped-unpaid', 'the requester is gone'),
+    effects: [{ type: 'stop-work', reason: 'requester-gone' }, nonpayment(s, ['award'], 'the requester is gone with work unpaid')]
+  }
+}
+
+/** The requester re-opened the stream: the wait ends, and a running job's status goes out at once. */
+function onRequesterBack (s: ProviderJob, now: number): ProviderTransition {
+  if (s.status !== 'running' && s.status !== 'completed' && s.status !== 'accepted') return ignore(s, `nothing to resume while ${s.status}`)
+  const { requesterGoneAt: _back, ...kept } = s
+  if (s.status === 'completed') return { state: kept, effects: [] }
+  const [next, beat] = heartbeat(kept, s.status === 'accepted' ? 'fetching-inputs' : s.preemptAt !== undefined ? 'preempted' : 'running', now)
+  return { state: next, effects: [beat] }
 }
 
 /** A status message now; the next heartbeat is due one heartbeat interval later. */
@@ -401,7 +425,7 @@ export function paidUntil (s: ProviderJob): number | undefined {
 // Deadlines
 // ---------------------------------------------------------------------------------------------
 
-export type ProviderDeadline = Deadline<'offer' | 'decide' | 'unpaid' | 'final-payment' | 'preempt' | 'heartbeat'>
+export type ProviderDeadline = Deadline<'offer' | 'decide' | 'unpaid' | 'requester-lost' | 'final-payment' | 'preempt' | 'heartbeat'>
 
 /** The earliest deadline of the state; at a tie the first listed wins (nonpayment before preemption before a heartbeat). */
 export function nextProviderDeadline (s: ProviderJob): ProviderDeadline | undefined {
@@ -414,6 +438,7 @@ export function nextProviderDeadline (s: ProviderJob): ProviderDeadline | undefi
       const until = paidUntil(s)
       return earliest<ProviderDeadline['kind']>([
         until === undefined ? undefined : { kind: 'unpaid', at: until },
+        s.requesterGoneAt === undefined || s.award === undefined ? undefined : { kind: 'requester-lost', at: s.requesterGoneAt + s.award.leaseMs },
         s.preemptAt === undefined ? undefined : { kind: 'preempt', at: s.preemptAt },
         beat
       ])
@@ -452,6 +477,8 @@ function onDeadline (s: ProviderJob, d: ProviderDeadline, now: number): Provider
         state: end(s, 'stopped-unpaid', 'final payment overdue'),
         effects: [nonpayment(s, ['award', 'receipt'], 'final payment overdue by one billing interval and the output fetch allowance')]
       }
+    case 'requester-lost':
+      return requesterLost(s)
     case 'preempt': {
       const [next, beat] = heartbeat(s, 'preempted', now)
       return { state: end(next, 'preempted', 'preempted by a better-paying job'), effects: [{ type: 'stop-work', reason: 'preempted' }, beat] }

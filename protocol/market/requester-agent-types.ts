@@ -12,7 +12,7 @@ import type { JobRequest } from '../messages/job-request.js'
 import type { JobState } from '../messages/award.js'
 import type { AuctionBid, AwardFields } from './award.js'
 import type { EvidenceRef } from './lifecycle-shared.js'
-import type { AwardEnding, RequesterJob, RequesterStatus } from './requester-lifecycle.js'
+import type { AwardEnding, ReauctionReason, RequesterJob, RequesterStatus } from './requester-lifecycle.js'
 import type { RankedBid } from './scoring.js'
 import type { AuditRecord, AuditStatus } from './result-audit.js'
 
@@ -30,10 +30,13 @@ export type RequesterAgentEvent =
    */
   | { type: 'job-submitted', now: number, cid: CID, request: JobRequest, envelope?: OpenedMessage<'job-request'> }
   /**
-   * A job read back from the store after a restart, in the state it was saved in. One that was in
-   * flight cannot resume (its streams and timers are gone): the agent ends it as failed.
+   * A job read back from the store after a restart, in the state it was saved in, with what its view
+   * showed (`award`, `bids`) and, for a verified job, the request opened (`envelope`). One in flight
+   * goes on where it can (requester-lifecycle.ts resumeRequesterJob: an award's stream is re-opened,
+   * a receipt's outputs fetched again, an open round opened anew); a replicated one, or one cut in a
+   * step that lasts no time, is ended as failed (`interrupted`).
    */
-  | { type: 'job-restored', now: number, cid: CID, request: JobRequest, state: RequesterJob }
+  | { type: 'job-restored', now: number, cid: CID, request: JobRequest, state: RequesterJob, award?: AgentAwardView, bids?: readonly AgentBidView[], envelope?: OpenedMessage<'job-request'> }
   /**
    * A bid seen on gossip (opened: its signer checked); screened on arrival. `addrs`: the multiaddrs the
    * bidder is known at (its ad's `addrs`, the connections to it), for replication's independence rule.
@@ -52,8 +55,11 @@ export type RequesterAgentEvent =
   /** The shell fetched the receipt's outputs and recomputed every CID (`files` of them). */
   | (AttemptEventBase & { type: 'outputs-verified', files: number, missingOutputs?: string[] })
   | (AttemptEventBase & { type: 'outputs-mismatch', detail: string })
-  /** The exec stream ended before the receipt: `remote` is the provider's doing, `local` this node's. */
-  | (AttemptEventBase & { type: 'stream-failed', fault: 'local' | 'remote', detail: string })
+  /**
+   * The exec stream ended before the receipt: `remote` is the provider's doing, `local` this node's.
+   * `resumable`: it merely dropped (reset, connection gone, closed), no frame broken (requester-lifecycle.ts).
+   */
+  | (AttemptEventBase & { type: 'stream-failed', fault: 'local' | 'remote', detail: string, resumable?: boolean })
   /** The shell could not open the exec stream (the no-show deadline decides). */
   | (AttemptEventBase & { type: 'unreachable', detail: string })
   /** The shell sent (or tried to send) the payment a `pay` effect asked for (`provider`: its payee, which tells replicas apart). */
@@ -71,7 +77,7 @@ export type RequesterAgentEvent =
 export type RequesterAgentEffect =
   | { type: 'publish-job', job: string }
   /** Re-auction: gossip an auction round for the job (the shell seals it with the job's request). */
-  | { type: 'publish-round', job: string, round: number, attempt: number, excluded: string[], reason: FailureReason | 'no-bids' | 'held-back' | 'replica' }
+  | { type: 'publish-round', job: string, round: number, attempt: number, excluded: string[], reason: ReauctionReason | 'no-bids' | 'held-back' | 'replica' }
   /**
    * Seal and send the award (`fields` are the award's payload without its header), open the exec
    * stream, grant the inputs; answer with `award-sealed`. `why`: one line for the job's view.
@@ -103,6 +109,12 @@ export type RequesterAgentEffect =
   | { type: 'record-failure', job: string, attempt: number, subject: string, reason: FailureReason, evidence: EvidenceRef[], detail?: string, counted: boolean }
   /** Fetch the receipt's outputs and verify them; answer `outputs-verified` or `outputs-mismatch`. */
   | { type: 'fetch-outputs', job: string, attempt: number, provider: string }
+  /**
+   * Re-open the exec stream of the award (`attempt`, `provider`) and send the award on it again
+   * (protocol/README.md §7.7 "Resuming"): after a drop, or after this node's restart. Keep trying,
+   * with back-off, while the award is current; the lease decides when to stop.
+   */
+  | { type: 'reconnect', job: string, attempt: number, provider: string }
   /** The round closed without an acceptable bid: look up the providers known and call explainNoBids. */
   | { type: 'explain', job: string, round: number, bids: number }
   /** Send a `tick` for `job` at `at`. */

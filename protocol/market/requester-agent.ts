@@ -30,7 +30,7 @@ import { decideAward, screenBids, tooFarScreen, type AuctionBid } from './award.
 import { assessBid } from './bid-store.js'
 import { defaultMarketParams, type MarketParams } from './params.js'
 import {
-  isRequesterFinal, reduceRequester, requesterInitFromJob, startRequesterJob,
+  isRequesterFinal, reduceRequester, requesterInitFromJob, resumeRequesterJob, startRequesterJob,
   type RequesterEffect, type RequesterEvent, type RequesterJob, type RequesterTransition
 } from './requester-lifecycle.js'
 import { Reputation } from './reputation.js'
@@ -92,6 +92,14 @@ export const MAX_PROVEN_PROVIDERS = 4096
 
 /** Bidders' addresses kept from `bid-seen` (oldest dropped first). */
 const MAX_BIDDER_ADDRESSES = 4096
+
+/** What a restarted job does next, by the status it was saved in (resumeRequesterJob). */
+const RESUMING: Partial<Record<string, string>> = {
+  awarded: 're-opening the stream to the provider',
+  running: 're-opening the stream to the provider',
+  verifying: 'fetching the outputs again',
+  bidding: 'its bids were lost; opening a new round'
+}
 
 export class RequesterAgent implements ReplicaHost {
   private readonly jobs = new Map<string, AgentJob>()
@@ -279,6 +287,14 @@ export class RequesterAgent implements ReplicaHost {
     return [...this.jobs.keys()]
   }
 
+  /** Whether the award (`attempt`, `provider`) of the job is still being worked on: its stream is worth re-opening. */
+  awardInFlight (job: string, attempt: number, provider: string): boolean {
+    const j = this.jobs.get(job)
+    const run = j === undefined ? undefined : runOf(j, attempt, provider)
+    const s = run?.state
+    return s !== undefined && (s.status === 'awarded' || s.status === 'running') && s.award?.attempt === attempt && s.award.provider === provider
+  }
+
   /** The bid of the job's current round with this CID string (the shell seals awards with it). */
   heldBid (job: string, bid: string): AuctionBid | undefined {
     return this.jobs.get(job)?.bids.get(bid)
@@ -315,6 +331,18 @@ export class RequesterAgent implements ReplicaHost {
     if (this.jobs.has(id)) return
     const job = this.newJob(id, e.cid, e.request, e.state)
     if (isRequesterFinal(e.state.status)) return
+    // a replicated job's runs are not kept apart in the record: it cannot resume
+    const resumed = e.request.verification.mode === 'replicate' ? undefined : resumeRequesterJob(e.state, e.now)
+    if (resumed !== undefined) {
+      if (e.envelope !== undefined && e.envelope.cid.equals(e.cid)) job.envelope = e.envelope
+      if (e.award !== undefined && e.state.award !== undefined && e.award.attempt === e.state.award.attempt) job.award = { ...e.award }
+      if (e.state.award !== undefined) job.committed.set(awardKey(e.state.award.attempt, e.state.award.provider), e.state.award.committed)
+      job.bidViews = e.state.status === 'bidding' ? [] : (e.bids ?? []).map((b) => ({ ...b }))
+      out.push(note(job, 'restarted', `the daemon restarted while the job was ${e.state.status}: ${RESUMING[e.state.status] ?? 'resuming'}`))
+      job.state = resumed.state
+      this.carry(job, job, resumed.effects, out)
+      return
+    }
     job.state = { ...e.state, status: 'failed', reason: `interrupted: the daemon stopped while the job was ${e.state.status}` }
     out.push(note(job, 'failed', job.state.reason as string))
     out.push({ type: 'finished', job: id, status: 'failed', reason: job.state.reason })
@@ -460,8 +488,11 @@ export class RequesterAgent implements ReplicaHost {
         return
       case 'stream-failed':
         if (run.state.status !== 'awarded' && run.state.status !== 'running') return
-        out.push(note(job, 'stream-failed', `exec stream failed (${e.fault === 'local' ? 'this node' : 'the provider'}): ${e.detail}`, provider))
-        step({ type: 'stream-failed', now, provider, fault: e.fault, detail: e.detail })
+        // a drop while re-opening after an earlier one is no news
+        if (run.state.award?.reconnecting !== true || e.resumable !== true) {
+          out.push(note(job, 'stream-failed', `exec stream ${e.resumable === true ? 'dropped' : 'failed'} (${e.fault === 'local' ? 'this node' : 'the provider'}): ${e.detail}`, provider))
+        }
+        step({ type: 'stream-failed', now, provider, fault: e.fault, detail: e.detail, ...(e.resumable !== undefined ? { resumable: e.resumable } : {}) })
         return
       case 'unreachable':
         // no answer within one lease counts as a no-show: the lifecycle's deadline handles it
@@ -548,6 +579,9 @@ export class RequesterAgent implements ReplicaHost {
         }
         case 'fetch-outputs':
           out.push({ type: 'fetch-outputs', job: job.id, attempt: run.state.attempt, provider: effect.provider })
+          break
+        case 'reconnect':
+          out.push({ type: 'reconnect', job: job.id, attempt: run.state.award?.attempt ?? run.state.attempt, provider: effect.provider })
           break
         case 'verify':
           // a replica waits for the others (advanceReplication); a single run is accepted on its verified

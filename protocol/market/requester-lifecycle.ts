@@ -201,6 +201,15 @@ export interface Engagement extends AwardChoice {
   receipt?: { at: number, exitCode: number, gpuSeconds: number }
   /** The final payment, fixed when the receipt is verified. */
   due?: PayEffect
+  /**
+   * Set when the job was read back after this node restarted with the award in flight: the provider
+   * has until then (one lease from the restart) to be heard again on a re-opened exec stream
+   * (protocol/README.md §7.7 "Resuming"); its first status clears it. Not heard by then: the award is
+   * called off and the job re-auctioned, blaming nobody (the requester was the one away).
+   */
+  resumeBy?: number
+  /** The exec stream dropped (a reset, a vanished connection) and is being re-opened; cleared by the next status. */
+  reconnecting?: boolean
 }
 
 export interface RequesterJob {
@@ -245,9 +254,11 @@ export type RequesterEvent =
   /**
    * The exec stream of the current award failed before the receipt. `remote`: the provider's doing
    * (it broke the framing, overran its log credit, reset or dropped the stream); `local`: this node's
-   * own limit or doing (never the provider's fault). `detail` says what happened.
+   * own limit or doing (never the provider's fault). `detail` says what happened. `resumable`: the
+   * stream merely dropped (a reset, a vanished connection, a close), with no frame broken: while the
+   * job runs the requester re-opens it (`reconnect`) and the lease decides, as for a missed heartbeat.
    */
-  | { type: 'stream-failed', now: number, provider: string, fault: 'local' | 'remote', detail: string }
+  | { type: 'stream-failed', now: number, provider: string, fault: 'local' | 'remote', detail: string, resumable?: boolean }
   | { type: 'verification-done', now: number, ok: boolean }
   | { type: 'payment-sent', now: number, cumulative: number }
   | { type: 'cancel', now: number }
@@ -277,7 +288,7 @@ export type AwardEnding = 'settled' | 'cancelled' | 'preempted'
 
 export type RequesterEffect =
   | { type: 'publish-job' }
-  | { type: 're-auction', attempt: number, exclude: string[], reason: FailureReason | 'no-bids' | 'held-back' }
+  | { type: 're-auction', attempt: number, exclude: string[], reason: ReauctionReason | 'no-bids' | 'held-back' }
   | { type: 'close-auction', round: number, bids: BidRef[], exclude: string[] }
   | { type: 'explain', round: number, bids: number }
   | {
@@ -293,6 +304,8 @@ export type RequesterEffect =
   }
   /** Fetch the receipt's outputs from the provider and check them; answer `outputs-verified` or `outputs-mismatch`. */
   | { type: 'fetch-outputs', provider: string }
+  /** Re-open the award's exec stream to the provider (the award again, §7.7 "Resuming"); repeated while it drops. */
+  | { type: 'reconnect', provider: string }
   | { type: 'verify', provider: string }
   | { type: 'cancel', provider: string, reason: string }
   | PayEffect
@@ -301,6 +314,9 @@ export type RequesterEffect =
   | IgnoredEffect
 
 export type RequesterTransition = Transition<RequesterJob, RequesterEffect>
+
+/** Why a job is auctioned again: an attempt's failure, a preemption, or this node's restart before the award was in hand. */
+export type ReauctionReason = FailureReason | 'restarted'
 
 // ---------------------------------------------------------------------------------------------
 // Entry points
@@ -326,6 +342,37 @@ export function startRequesterJob (init: RequesterJobInit, now: number): Request
 /** True in a status the job never leaves. */
 export function isRequesterFinal (status: RequesterStatus): boolean {
   return FINAL.has(status)
+}
+
+/**
+ * A job read back after this node restarted, in the state it was saved in: how it goes on, or
+ * undefined when it cannot (its status is final, or a step that lasts no time — `completed`,
+ * `verified` — was cut). An award in flight (`awarded`, `running`) is resumed: the stream is
+ * re-opened (`reconnect`) and the provider has one lease from now to be heard (`resumeBy`). A
+ * receipt being checked (`verifying`) has its outputs fetched again. An open round (`bidding`) lost
+ * its bids with the restart: a new round opens. Deadlines that passed while the node was down are
+ * then handled as usual (a billing boundary is paid at once).
+ */
+export function resumeRequesterJob (s: RequesterJob, now: number): RequesterTransition | undefined {
+  if (!isTime(now)) return undefined
+  const at = Math.max(s.now, now)
+  const a = s.award
+  switch (s.status) {
+    case 'awarded':
+    case 'running':
+      if (a === undefined) return undefined
+      return finish({ ...s, now: at, award: { ...a, resumeBy: at + s.config.leaseMs, reconnecting: true } }, [{ type: 'reconnect', provider: a.provider }], at)
+    case 'verifying':
+      if (a === undefined) return undefined
+      return finish({ ...s, now: at }, [{ type: 'fetch-outputs', provider: a.provider }], at)
+    case 'bidding': {
+      if (at >= s.config.expiresAt) return undefined
+      const { state, effects } = reauction({ ...s, now: at }, at, 'restarted')
+      return finish(state, effects, at)
+    }
+    default:
+      return undefined
+  }
 }
 
 /**
@@ -483,19 +530,22 @@ function onDeclined (s: RequesterJob, provider: string, reason: string | undefin
 type HeartbeatEvent = Extract<RequesterEvent, { type: 'heartbeat' }>
 
 function onHeartbeat (s: RequesterJob, e: HeartbeatEvent, now: number): RequesterTransition {
-  const a = current(s, e.provider, ['running'])
+  // after a restart the award's answer may have been missed: a status on the resumed stream says it was accepted
+  const a = current(s, e.provider, s.award?.resumeBy !== undefined ? ['awarded', 'running'] : ['running'])
   if (typeof a === 'string') return ignore(s, a)
   if (!isCount(e.seq) || (a.lastSeq !== undefined && e.seq <= a.lastSeq)) return ignore(s, 'stale or malformed status seq')
   if (!(jobStates as readonly string[]).includes(e.state)) return ignore(s, 'unknown job state')
   const running = e.state === 'running' || e.state === 'uploading' || e.state === 'completed'
+  const { resumeBy: _heard, reconnecting: _back, ...kept } = a
   const award: Engagement = {
-    ...a,
+    ...kept,
+    acceptedAt: a.acceptedAt ?? now,
     lastHeartbeatAt: now,
     lastSeq: e.seq,
     lastState: e.state,
     runStartedAt: a.runStartedAt ?? (running ? now : undefined)
   }
-  const next = { ...s, award }
+  const next: RequesterJob = { ...s, status: 'running', award }
   if (e.state === 'failed') return failAttempt(next, now, 'crashed', ['award', 'last-status'], 'the provider reported the job failed')
   if (e.state === 'cancelled') return failAttempt(next, now, 'cancelled', ['award', 'last-status'], 'the provider cancelled the job')
   if (e.state === 'preempted') return preempted(next, now)
@@ -513,6 +563,11 @@ function onStreamFailed (s: RequesterJob, e: StreamFailedEvent, now: number): Re
   const a = current(s, e.provider, ['awarded', 'running'])
   if (typeof a === 'string') return ignore(s, a)
   const detail = typeof e.detail === 'string' ? e.detail.slice(0, 400) : 'the exec stream failed'
+  // a dropped stream of a job the provider took on is re-opened; the lease (or the restart's window) decides
+  const taken = s.status === 'running' || a.resumeBy !== undefined
+  if (e.fault === 'remote' && e.resumable === true && taken) {
+    return { state: { ...s, award: { ...a, reconnecting: true } }, effects: [{ type: 'reconnect', provider: a.provider }] }
+  }
   if (e.fault === 'remote') return failAttempt(s, now, 'no-heartbeat', ['award', 'last-status'], `exec stream: ${detail}`)
   const effects: RequesterEffect[] = [{ type: 'cancel', provider: a.provider, reason: `the requester's exec stream failed: ${detail}`.slice(0, 200) }]
   const pay = payForWorkDone(a, s.config, now, 'cancelled')
@@ -547,8 +602,19 @@ function failAttempt (s: RequesterJob, now: number, reason: FailureReason, evide
   return { state: next.state, effects: [failure, ...next.effects] }
 }
 
+/**
+ * The provider was not heard within one lease of this node's restart: the award is called off (a
+ * `cancel`, in case it still listens) and the job re-auctioned. Nobody is blamed and the provider is
+ * not excluded: it may have ended the job because this node was away.
+ */
+function abandonAfterRestart (s: RequesterJob, now: number): RequesterTransition {
+  const a = s.award as Engagement
+  const next = reauction(s, now, 'restarted')
+  return { state: next.state, effects: [{ type: 'cancel', provider: a.provider, reason: 'the requester restarted and could not resume the award' }, ...next.effects] }
+}
+
 /** Open a new auction for the next attempt, unless the job has run out of attempts or time. */
-function reauction (s: RequesterJob, now: number, reason: FailureReason): RequesterTransition {
+function reauction (s: RequesterJob, now: number, reason: ReauctionReason): RequesterTransition {
   const base = { ...s, award: undefined }
   if (s.failures >= s.config.maxFailedAttempts) return { state: end(base, 'failed', `${s.failures} failed attempts`), effects: [] }
   if (s.attempt >= AWARD_ATTEMPT_LIMIT) return { state: end(base, 'failed', `award attempt limit (${AWARD_ATTEMPT_LIMIT}) reached`), effects: [] }
@@ -686,13 +752,13 @@ export function nextRequesterDeadline (s: RequesterJob): RequesterDeadline | und
         s.auction.closing ? undefined : { kind: 'close', at: s.auction.closesAt }
       ])
     case 'awarded':
-      return a === undefined ? undefined : { kind: 'no-show', at: a.awardedAt + c.leaseMs }
+      return a === undefined ? undefined : { kind: 'no-show', at: Math.max(a.awardedAt + c.leaseMs, a.resumeBy ?? 0) }
     case 'running': {
       if (a === undefined) return undefined
       const started = a.runStartedAt
       const billing = started === undefined || a.paidIntervals >= intervalCap(c) ? undefined : started + (a.paidIntervals + 1) * c.billingIntervalMs
       return earliest<RequesterDeadline['kind']>([
-        { kind: 'lease', at: (a.lastHeartbeatAt ?? a.awardedAt) + c.leaseMs },
+        { kind: 'lease', at: leaseEndsAt(a, c) },
         started === undefined ? undefined : { kind: 'timeout', at: started + c.maxRuntimeMs + c.leaseMs },
         billing === undefined ? undefined : { kind: 'billing', at: billing }
       ])
@@ -710,11 +776,20 @@ function onDeadline (s: RequesterJob, d: RequesterDeadline, now: number): Reques
   switch (d.kind) {
     case 'expiry': return { state: end(s, 'expired', 'job expired before an award'), effects: [] }
     case 'close': return closeAuction(s, now)
-    case 'no-show': return failAttempt(s, now, 'no-show', ['award'], 'no answer to the award within one lease')
-    case 'lease': return failAttempt(s, now, 'no-heartbeat', ['award', 'last-status'], 'no heartbeat within one lease')
+    case 'no-show':
+      if (s.award?.resumeBy !== undefined) return abandonAfterRestart(s, now)
+      return failAttempt(s, now, 'no-show', ['award'], 'no answer to the award within one lease')
+    case 'lease':
+      if (s.award?.resumeBy !== undefined) return abandonAfterRestart(s, now)
+      return failAttempt(s, now, 'no-heartbeat', ['award', 'last-status'], 'no heartbeat within one lease')
     case 'timeout': return onTimeout(s, now)
     case 'billing': return payIntervals(s, now)
   }
+}
+
+/** When the lease runs out: one lease after the last status (or the award), or the restart's window (`resumeBy`) when later. */
+function leaseEndsAt (a: Engagement, c: RequesterConfig): number {
+  return Math.max((a.lastHeartbeatAt ?? a.awardedAt) + c.leaseMs, a.resumeBy ?? 0)
 }
 
 /** The job ran past its max runtime (plus a lease for the receipt): stop it and try elsewhere. */
@@ -732,7 +807,7 @@ function payIntervals (s: RequesterJob, now: number): RequesterTransition {
   const a = s.award as Engagement
   const c = s.config
   const start = a.runStartedAt as number
-  const leaseEnds = (a.lastHeartbeatAt ?? a.awardedAt) + c.leaseMs
+  const leaseEnds = leaseEndsAt(a, c)
   const byNow = Math.floor((now - start) / c.billingIntervalMs)
   const beforeLease = Math.ceil((leaseEnds - start) / c.billingIntervalMs) - 1
   const k = Math.max(a.paidIntervals + 1, Math.min(byNow, beforeLease, intervalCap(c)))

@@ -5,11 +5,11 @@
  */
 import assert from 'node:assert/strict'
 import {
-  PROVIDER_TRANSITIONS, REQUESTER_TRANSITIONS, ceilSeconds, isAllowedTransition, outputFetchAllowanceMs, reduceProvider, reduceRequester, requesterCommitBound, startProviderJob, startRequesterJob,
+  PROVIDER_TRANSITIONS, REQUESTER_TRANSITIONS, ceilSeconds, intervalsCharge, isAllowedTransition, nextProviderDeadline, outputFetchAllowanceMs, reduceProvider, reduceRequester, requesterCommitBound, startProviderJob, startRequesterJob,
   type ProviderEffect, type ProviderEvent, type RequesterEvent, type RequesterJob, type RequesterJobInit
 } from '../../../../protocol/market/lifecycle.js'
 import { MAX_AWARD_ATTEMPTS, MAX_BILLING_INTERVAL_SEC, MAX_LEASE_MS, MIN_BILLING_INTERVAL_SEC, MIN_LEASE_MS } from '../../../../protocol/limits.js'
-import { INIT, LEASE_MS, TERMS, P1, PRICE, REQ, at, only, playP, playR, hb, payment, runningProvider, runningRequester, tick } from '../../../helpers/lifecycle-builders.js'
+import { INIT, LEASE_MS, TERMS, P1, PRICE, REQ, T0, at, only, playP, playR, hb, payment, runningProvider, runningRequester, tick } from '../../../helpers/lifecycle-builders.js'
 
 const failures = (effects: ProviderEffect[]): unknown[] => effects.flatMap((e) => e.type === 'record-failure' ? [[e.subject, e.reason, e.evidence]] : [])
 
@@ -199,15 +199,48 @@ describe('job lifecycle survivors (issue 9, round-10 Stryker run)', () => {
     })
 
     // provider-lifecycle.ts:313, 318 (the effects → []): a requester gone with work unpaid is reported
-    it('a requester gone while running or before the final payment is reported as a non-payer', () => {
-      const running = reduceProvider(runningProvider(), { type: 'requester-gone', now: at(10_000) })
-      assert.equal(running.state.status, 'stopped-unpaid')
-      assert.deepEqual(only(running.effects, 'stop-work'), [{ type: 'stop-work', reason: 'requester-gone' }])
-      assert.deepEqual(failures(running.effects), [[REQ, 'nonpayment', ['award']]])
+    it('a requester gone while running is waited for one lease, then reported as a non-payer', () => {
+      // paid two intervals ahead, so the lease, not a payment, is the deadline
+      const paid = reduceProvider(runningProvider(), payment(5_000, intervalsCharge(PRICE, 2, 60_000, 2), 2)).state
+      const gone = reduceProvider(paid, { type: 'requester-gone', now: at(10_000) })
+      assert.equal(gone.state.status, 'running')
+      assert.equal(gone.state.requesterGoneAt, at(10_000))
+      assert.deepEqual([...only(gone.effects, 'stop-work'), ...failures(gone.effects)], [])
+      // a second notice does not move the wait
+      assert.equal(reduceProvider(gone.state, { type: 'requester-gone', now: at(20_000) }).state.requesterGoneAt, at(10_000))
+      const before = reduceProvider(gone.state, tick(10_000 + LEASE_MS - 1))
+      assert.equal(before.state.status, 'running')
+      const lost = reduceProvider(before.state, tick(10_000 + LEASE_MS))
+      assert.equal(lost.state.status, 'stopped-unpaid')
+      assert.deepEqual(only(lost.effects, 'stop-work'), [{ type: 'stop-work', reason: 'requester-gone' }])
+      assert.deepEqual(failures(lost.effects), [[REQ, 'nonpayment', ['award', 'last-payment']]])
+      // back at the last moment: a status at once, and the wait is over
+      const back = reduceProvider(before.state, { type: 'requester-back', now: at(10_000 + LEASE_MS - 1) })
+      assert.equal(back.state.requesterGoneAt, undefined)
+      assert.deepEqual(only(back.effects, 'heartbeat').map((e) => e.type === 'heartbeat' ? [e.state, e.seq] : []), [['running', before.state.statusSeq + 1]])
+      assert.equal(reduceProvider(back.state, tick(10_000 + LEASE_MS)).state.status, 'running')
+    })
+
+    it('a requester gone after the receipt is waited for until the final-payment deadline, then reported', () => {
       const done = reduceProvider(runningProvider(), { type: 'finished', now: at(10_000), exitCode: 0, gpuSeconds: 16 }).state
       const gone = reduceProvider(done, { type: 'requester-gone', now: at(11_000) })
-      assert.equal(gone.state.status, 'stopped-unpaid')
-      assert.deepEqual(failures(gone.effects), [[REQ, 'nonpayment', ['award', 'receipt']]])
+      assert.equal(gone.state.status, 'completed')
+      assert.deepEqual(failures(gone.effects), [])
+      const deadline = nextProviderDeadline(gone.state)
+      assert.equal(deadline?.kind, 'final-payment')
+      const back = reduceProvider(gone.state, { type: 'requester-back', now: at(12_000) })
+      assert.deepEqual([back.state.status, back.state.requesterGoneAt, only(back.effects, 'heartbeat')], ['completed', undefined, []])
+      assert.equal(reduceProvider(back.state, payment(13_000, 16_000, 1)).state.status, 'settled')
+      const late = reduceProvider(gone.state, tick((deadline?.at ?? 0) - T0))
+      assert.equal(late.state.status, 'stopped-unpaid')
+      assert.deepEqual(failures(late.effects), [[REQ, 'nonpayment', ['award', 'receipt']]])
+    })
+
+    it('a requester back is ignored before the award is taken on and after the end', () => {
+      const offered = startProviderJob({ job: 'bafyreijob', requester: REQ, bid: 'b1', gpus: 2, offerExpiresAt: at(60_000) }, at(0)).state
+      assert.deepEqual(reduceProvider(offered, { type: 'requester-back', now: at(10) }).effects.map((e) => e.type), ['ignored'])
+      const ended = reduceProvider(runningProvider(), { type: 'cancel', now: at(3_000), from: REQ }).state
+      assert.equal(reduceProvider(ended, { type: 'requester-back', now: at(3_100) }).state, ended)
     })
   })
 

@@ -9,7 +9,7 @@ import {
   type AwardEnding, type AwardTerms, type ProviderEffect, type ProviderEvent, type ProviderJob, type ProviderStatus, type ProviderTransition,
   type RequesterEffect, type RequesterEvent, type RequesterJob, type RequesterJobInit, type RequesterStatus, type RequesterTransition
 } from '../../../../protocol/market/lifecycle.js'
-import { INIT, JOB, P1, PRICE, REQ, T0, TERMS, at, only, play, runningProvider as runningProviderThrough, tick } from '../../../helpers/lifecycle-builders.js'
+import { INIT, JOB, LEASE_MS, P1, PRICE, REQ, T0, TERMS, at, only, play, runningProvider as runningProviderThrough, tick } from '../../../helpers/lifecycle-builders.js'
 
 const STRANGER = 'stranger-peer'
 const P2 = 'provider-2'
@@ -792,10 +792,12 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.deepEqual(crashed.effects.map((e) => e.type), ['heartbeat', 'send-receipt'])
     })
 
-    scripted('requester gone: stop the work and record the unpaid work', () => {
-      const t = stepP(runningProvider(), { type: 'requester-gone', now: at(30_000) })
+    scripted('requester gone: the work goes on one lease for it to resume, then stops and the unpaid work is recorded', () => {
+      const gone = stepP(runningProvider(), { type: 'requester-gone', now: at(30_000) })
+      assert.equal(gone.state.status, 'running')
+      const t = stepP(gone.state, tick(30_000 + LEASE_MS))
       assert.equal(t.state.status, 'stopped-unpaid')
-      assert.deepEqual(t.effects.map((e) => e.type), ['stop-work', 'record-failure'])
+      assert.deepEqual(t.effects.filter((e) => e.type !== 'heartbeat').map((e) => e.type), ['stop-work', 'record-failure'])
       const offered = startProviderJob({ job: JOB, requester: REQ, bid: 'b1', gpus: 2, offerExpiresAt: at(60_000) }, at(0)).state
       assert.equal(stepP(offered, { type: 'requester-gone', now: at(10) }).state.status, 'cancelled')
     })

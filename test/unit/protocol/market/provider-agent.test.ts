@@ -326,11 +326,15 @@ describe('market/provider-agent', () => {
       assert.ok(has(h.payment(job, r.bid, r.award, { seq: 1, cumulative: 5 }), 'frame-accepted'))
     })
 
-    it('records the requester gone with work unpaid, and forgets the offer', () => {
+    it('waits one lease for a requester gone mid-run, then records the work unpaid and forgets the offer', () => {
       const h = new Harness(defaultMarketParams, false)
       const job = makeJob()
       const r = h.running(job)
-      const effects = h.send({ type: 'requester-gone', now: h.now, bid: r.bid })
+      const gone = h.send({ type: 'requester-gone', now: h.now, bid: r.bid })
+      assert.ok(!has(gone, 'stop-work'))
+      assert.equal(h.agent.offer(r.bid)?.state.status, 'running')
+      assert.ok(!has(h.tick(h.now + defaultMarketParams.leaseMs - 1), 'stop-work'))
+      const effects = h.tick(h.now + 1)
       assert.ok(has(effects, 'stop-work', (e) => e.reason === 'requester-gone'))
       assert.ok(has(effects, 'record-failure', (e) => e.reason === 'nonpayment' && e.subject === REQUESTER))
       assert.ok(has(effects, 'offer-ended', (e) => e.status === 'stopped-unpaid'))

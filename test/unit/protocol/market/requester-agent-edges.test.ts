@@ -317,7 +317,7 @@ describe('the requester agent at its edges', () => {
       const inflight = d.state?.state
       assert.ok(inflight !== undefined)
       const other = new RequesterAgent(peer(1000), createMarketParams({ leaseMs: LEASE }))
-      const first = other.handle({ type: 'job-restored', now: NOW, cid: d.cid, request: d.request, state: inflight })
+      const first = other.handle({ type: 'job-restored', now: NOW, cid: d.cid, request: d.request, state: { ...inflight, status: 'verified' } })
       assert.deepEqual(first.filter((e) => e.type === 'finished').map((e) => e.type === 'finished' && e.status), ['failed'])
       const again = other.handle({ type: 'job-restored', now: NOW, cid: d.cid, request: d.request, state: { ...inflight, status: 'settled' } })
       assert.deepEqual(again, [])

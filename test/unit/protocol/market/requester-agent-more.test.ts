@@ -244,11 +244,12 @@ describe('the requester agent, more', () => {
       const out = agent.handle({ type: 'job-restored', now: d.now, cid: d.cid, request: d.request, state: settled as NonNullable<typeof settled> })
       assert.deepEqual(out, [])
       assert.equal(agent.view(d.id)?.state.status, 'settled')
-      // in flight: failed as interrupted, with a 'failed' line
+      // cut between steps that last no time: failed as interrupted, with a 'failed' line
       const inflight = new Driver()
       inflight.submit()
       const fresh = new RequesterAgent(peer(1000))
-      const failed = fresh.handle({ type: 'job-restored', now: NOW, cid: inflight.cid, request: inflight.request, state: inflight.state?.state as NonNullable<typeof settled> })
+      const cut = { ...(inflight.state?.state as NonNullable<typeof settled>), status: 'completed' as const }
+      const failed = fresh.handle({ type: 'job-restored', now: NOW, cid: inflight.cid, request: inflight.request, state: cut })
       assert.deepEqual(failed.filter((e) => e.type === 'note').map((e) => e.type === 'note' && e.kind), ['failed'])
     })
   })

@@ -307,16 +307,20 @@ describe('the requester agent (protocol/market/requester-agent.ts)', () => {
     assert.deepEqual(local.of('end-award').map((e) => e.ending), ['cancelled'])
   })
 
-  it('a job restored while in flight is failed as interrupted; a final one stays as it was', () => {
+  it('a job restored while bidding opens a new round (its bids were lost); one cut in a step that lasts no time fails as interrupted', () => {
     const d = new Driver()
     d.submit()
     const state = d.state?.state
     assert.ok(state !== undefined)
     const agent = new RequesterAgent(REQUESTER)
     const out = agent.handle({ type: 'job-restored', now: NOW, cid: d.cid, request: d.request, state })
-    assert.equal(agent.view(d.id)?.state.status, 'failed')
-    assert.match(agent.view(d.id)?.state.reason ?? '', /interrupted/)
-    assert.ok(out.some((e) => e.type === 'finished'))
+    assert.equal(agent.view(d.id)?.state.status, 'bidding')
+    assert.deepEqual(out.filter((e) => e.type === 'publish-round').map((e) => e.type === 'publish-round' && [e.round, e.reason]), [[2, 'restarted']])
+    const cut = new RequesterAgent(REQUESTER)
+    const failed = cut.handle({ type: 'job-restored', now: NOW, cid: d.cid, request: d.request, state: { ...state, status: 'completed' } })
+    assert.equal(cut.view(d.id)?.state.status, 'failed')
+    assert.match(cut.view(d.id)?.state.reason ?? '', /interrupted/)
+    assert.ok(failed.some((e) => e.type === 'finished'))
   })
 
   it('the job expires exactly at expiresAt while bidding, not a millisecond before', () => {
