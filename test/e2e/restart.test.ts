@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { JobView, LedgerView } from '../../node/market/views.js'
+import { DaemonProcess, LOCAL_FLAGS, eventually, killAll, waitUntilAnnounced } from '../helpers/processes.js'
+
+/**
+ * Restart recovery (protocol/README.md §7.7 "Resuming"), for real: separate `gpumesh` processes over
+ * TCP, one side killed with SIGKILL in the middle of a job and started again on the same data dir.
+ * The job must not be lost: the same award goes on, is paid, and both ledgers agree.
+ */
+describe('restart recovery: a daemon killed with SIGKILL mid-job resumes it', function () {
+  this.timeout(180_000)
+  let root: string
+  let bootstrap: string
+  let provider: DaemonProcess
+  let providerId: string
+  let buyer: DaemonProcess
+
+  const buyerArgs = (): string[] => ['node', 'start', ...LOCAL_FLAGS, '--log-level', 'warn', '--bootstrap', bootstrap, '--no-sell']
+
+  before(async () => {
+    root = await mkdtemp(join(tmpdir(), 'gpumesh-e2e-restart-'))
+    const b = await DaemonProcess.start(['bootstrap', ...LOCAL_FLAGS, '--log-level', 'warn'], join(root, 'bootstrap'))
+    bootstrap = b.addresses()[0] as string
+    ;[provider, buyer] = await Promise.all([
+      DaemonProcess.start(['node', 'start', ...LOCAL_FLAGS, '--log-level', 'warn', '--bootstrap', bootstrap, '--no-detect-gpus',
+        '--declare-gpu', 'NVIDIA L40S:46068x1', '--region', 'eu-west', '--price-floor', '1'], join(root, 'provider')),
+      DaemonProcess.start(buyerArgs(), join(root, 'buyer'))
+    ])
+    providerId = (await waitUntilAnnounced(provider)).peerId
+  })
+
+  after(async () => {
+    await killAll()
+    if (root !== undefined) await rm(root, { recursive: true, force: true })
+  })
+
+  const ledgerEntry = async (d: DaemonProcess, job: string): Promise<LedgerView['entries'][number] | undefined> =>
+    (await d.api<LedgerView>('/v1/ledger')).entries.find((e) => e.job === job)
+
+  it('the requester: killed while the job runs, restarted, it re-opens the stream, fetches the outputs and pays', async () => {
+    const submitted = await buyer.cli(['job', 'submit', '--label', 'e2e-restart', '--gpus', '1', '--max-price', '2', '--bid-window', '1s', '--max-runtime', '2m',
+      '--outputs', 'out.txt', '--', '/bin/sh', '-c', 'echo before; sleep 8; echo after; echo resumed > out.txt'])
+    assert.equal(submitted.code, 0, submitted.stderr)
+    const id = submitted.stdout.trim()
+    const running = await eventually('the job to run', async () => {
+      const v = await buyer.api<JobView>('/v1/job', { id })
+      assert.ok(!['settled', 'failed', 'expired', 'cancelled'].includes(v.status), `${v.status}: ${v.reason ?? ''}`)
+      return v.status === 'running' && v.events.some((e) => e.type === 'running' || e.type === 'accepted') ? v : undefined
+    })
+    assert.equal(running.award?.provider, providerId)
+    const award = running.award?.cid
+
+    await buyer.stop('SIGKILL')
+    buyer = await DaemonProcess.start(buyerArgs(), join(root, 'buyer'))
+
+    const done = await eventually('the job to settle after the restart', async () => {
+      const v = await buyer.api<JobView>('/v1/job', { id })
+      assert.ok(!['failed', 'expired', 'cancelled'].includes(v.status), `${v.status}: ${v.reason ?? ''}\n${JSON.stringify(v.events, null, 1)}`)
+      return v.status === 'settled' ? v : undefined
+    }, 90_000)
+    // the same award, not a re-auction: the provider was never blamed
+    assert.equal(done.award?.cid, award)
+    assert.equal(done.round, 1)
+    assert.ok(done.events.some((e) => e.type === 'restarted'), JSON.stringify(done.events))
+    assert.ok(!done.events.some((e) => e.type === 'failure'), JSON.stringify(done.events))
+    assert.equal(done.receipt?.exitCode, 0)
+    assert.equal(done.receipt?.outputsValid, true)
+    const logs = await buyer.cli(['job', 'logs', id])
+    assert.equal(logs.code, 0, logs.stderr)
+    assert.match(logs.stdout, /before/)
+    assert.match(logs.stdout, /after/)
+    // the output came through the restarted node
+    const result = await buyer.cli(['job', 'result', id, '--out', join(root, 'out')])
+    assert.equal(result.code, 0, result.stderr)
+
+    // both ledgers hold the same award, amount and ending
+    const spent = await ledgerEntry(buyer, id)
+    assert.ok(spent !== undefined && spent.state === 'settled', JSON.stringify(spent))
+    const earned = await eventually('the provider to settle', async () => {
+      const e = await ledgerEntry(provider, id)
+      return e?.state === 'settled' ? e : undefined
+    }, 20_000)
+    assert.deepEqual([earned.award, earned.cumulative], [spent.award, spent.cumulative])
+    assert.ok(spent.cumulative > 0)
+  })
+})
