@@ -185,10 +185,10 @@ export class Market {
     requester.proveWrongReplica = async (job, receipt) => { await convictions.proveWrongReplica(job, receipt) }
     market = new Market(options, blobs, store, gossip, requester, provider, quota, convictions)
     await requester.load()
-    await provider.load()
-    // work in flight at the last stop cannot be resumed: its ledger entries say so
+    const resumed = new Set([...requester.awardsInFlight(), ...await provider.load()])
+    // work in flight at the last stop that neither side took up again: its ledger entries say so
     for (const entry of await store.ledger()) {
-      if (entry.state === 'open') await store.putLedger({ ...entry, state: 'interrupted', updatedAt: now() })
+      if (entry.state === 'open' && !resumed.has(entry.award)) await store.putLedger({ ...entry, state: 'interrupted', updatedAt: now() })
     }
     node.services.exec.onChannel = (channel) => { provider.handleChannel(channel) }
     node.services.history.source = async (request) => await market.history.page(request)

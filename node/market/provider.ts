@@ -27,7 +27,8 @@ import type { Logger } from '../logger.js'
 import type { ExecChannel, ExecFrame } from '../services/exec.js'
 import { sealBid } from './provider-messages.js'
 import { ProviderJobs } from './provider-jobs.js'
-import { idOf, newOffer, type Offer, type ProviderMarketOptions } from './provider-offer.js'
+import { idOf, newOffer, type Offer, type ProviderMarketOptions, type ProviderRecord } from './provider-offer.js'
+import { restoreOffer } from './provider-restore.js'
 import { createRealScheduler } from './real-scheduler.js'
 
 export { DEFAULT_MAX_INPUT_BYTES } from './provider-jobs.js'
@@ -100,9 +101,34 @@ export class ProviderMarket {
     return this.agent.requesters
   }
 
-  /** Read back the view of requesters kept before a restart. */
-  async load (): Promise<void> {
+  /**
+   * Read back the view of requesters kept before a restart, and the awarded jobs that may go on
+   * (provider-restore.ts): each waits one lease for its requester to re-open the stream, then runs
+   * again. Returns the CIDs of the awards taken up (their ledger entries stay open).
+   */
+  async load (): Promise<Set<string>> {
     await this.saver.load()
+    const resumed = new Set<string>()
+    for (const record of await this.options.store.list<ProviderRecord>('provider')) {
+      const offer = await restoreOffer(record, this.options.store, this.options.blobs, this.now(), this.log).catch((err: unknown) => {
+        this.log.warn('a job record could not be read back', { job: record.job, error: err })
+        return undefined
+      })
+      if (offer === undefined || offer.award === undefined) continue
+      const bid = offer.bid.cid.toString()
+      this.jobs.offers.set(bid, offer)
+      this.drive({
+        type: 'offer-restored', now: this.now(), job: offer.request, round: offer.round, bid, gpus: offer.gpus, price: offer.bid.payload.price,
+        award: { id: offer.award.cid.toString(), price: offer.award.payload.price }, state: record.machine
+      })
+      if (this.agent.offer(bid) === undefined) {
+        this.jobs.offers.delete(bid)
+        continue
+      }
+      resumed.add(offer.award.cid.toString())
+      this.log.info('a job read back after the restart waits for its requester to re-open the stream', { job: record.job, status: record.machine.status })
+    }
+    return resumed
   }
 
   /** Evidence from others' gossip (verified and admitted): nonpayment reports and payments go to the view of requesters. */
@@ -162,7 +188,10 @@ export class ProviderMarket {
       }
       case 'resume-stream': {
         const offer = this.jobs.offers.get(effect.bid)
-        if (offer !== undefined && context.channel !== undefined) this.jobs.resume(offer, context.channel)
+        if (offer === undefined || context.channel === undefined) return
+        // the peer inputs are fetched from (after a restart this node had no connection to it)
+        offer.requesterId = this.options.node.getConnections().find((c) => c.remotePeer.toString() === context.channel?.remotePeer)?.remotePeer ?? offer.requesterId
+        this.jobs.resume(offer, context.channel)
         return
       }
       case 'frame-accepted': {

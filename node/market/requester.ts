@@ -107,6 +107,16 @@ export class RequesterMarket implements RequesterShell {
     return loaded
   }
 
+  /** The awards of jobs that are not final (after load: the ones taken up again), as CID strings. */
+  awardsInFlight (): string[] {
+    const out: string[] = []
+    for (const active of this.jobs.values()) {
+      if (isRequesterFinal(active.record.state.status)) continue
+      for (const attempt of active.attempts.values()) out.push(attempt.award.cid.toString())
+    }
+    return out
+  }
+
   /** Offer a sealed job request to the market; returns the job id. */
   async submit (request: SealedMessage<'job-request'>): Promise<string> {
     const id = request.cid.toString()

@@ -58,6 +58,13 @@ export type ProviderAgentEvent =
   | { type: 'finished', now: number, bid: string, exitCode: number, gpuSeconds: number, outputBytes?: number, note?: string }
   /** The `wake` the agent asked for has come (or any time: a tick never hurts). */
   | { type: 'tick', now: number }
+  /**
+   * An awarded offer read back after this node restarted (its records): the job, the round and bid it
+   * won with (`gpus`, `price`: the bid's), the award taken on (id, price), and the lifecycle state as
+   * last recorded. It goes on if it can (provider-lifecycle.ts restartProviderJob); the answer is an
+   * `offer-updated` (resumed) or nothing (the shell closes its records as interrupted).
+   */
+  | { type: 'offer-restored', now: number, job: AgentJob, round: number, bid: string, gpus: readonly string[], price: number, award: { id: string, price: number }, state: ProviderJob }
 
 /** Why the agent refuses an award (string codes). */
 export const AwardRefusal = { UNEXPECTED_AWARD: 'UNEXPECTED_AWARD' } as const

@@ -25,7 +25,7 @@ import {
   AwardRefusal, FrameDrop,
   type AgentAward, type AgentJob, type AuctionRoundInfo, type OfferEffect, type OwnerHold, type ProviderAgentEffect, type ProviderAgentEvent, type ProviderOfferView
 } from './provider-agent-types.js'
-import { isProviderFinal, reduceProvider, startProviderJob, type ProviderEvent, type ProviderJob, type ProviderStatus } from './provider-lifecycle.js'
+import { isProviderFinal, reduceProvider, restartProviderJob, startProviderJob, type ProviderEvent, type ProviderJob, type ProviderStatus } from './provider-lifecycle.js'
 import type { Allocation, BidDecision } from './types.js'
 
 export interface ProviderAgentOptions {
@@ -163,6 +163,7 @@ export class ProviderAgent {
         if (offer !== undefined && e.note !== undefined) offer.note = e.note
         return this.feedBid(e.bid, { type: 'finished', exitCode: e.exitCode, gpuSeconds: e.gpuSeconds, ...(e.outputBytes !== undefined ? { outputBytes: e.outputBytes } : {}) })
       }
+      case 'offer-restored': return this.onRestored(e)
       case 'tick': return
     }
   }
@@ -367,6 +368,30 @@ export class ProviderAgent {
     this.live.set(bid, offer)
     this.out.push({ type: 'offer-updated', bid, job })
     this.note('info', 'bid', { job, round, bid, price: p.decision.price, gpus: p.decision.gpus, preempts: p.decision.preempts })
+  }
+
+  /**
+   * An awarded offer read back after a restart: live again, on its GPUs from when it was recorded (its
+   * calendar slot committed, so no other award takes them), waiting for the requester to re-open the
+   * stream. One the lifecycle cannot take up, or already known, is left alone.
+   */
+  private onRestored (e: Extract<ProviderAgentEvent, { type: 'offer-restored' }>): void {
+    if (this.live.has(e.bid) || this.closed.has(e.bid)) return
+    const resumed = restartProviderJob(e.state, this.now)
+    if (resumed === undefined) return this.note('info', 'a job read back cannot go on', { job: e.state.job, status: e.state.status })
+    const id = e.state.job
+    const gpus = [...e.gpus]
+    const startedAt = e.state.startedAt ?? this.now
+    const allocation: Allocation = { job: id, gpus, tier: e.job.payload.sla.tier, price: e.award.price, startedAt, endsAt: Math.max(this.now, startedAt) + e.job.payload.workload.maxRuntimeSec * 1000 }
+    const offer: Offer = {
+      job: e.job, id, round: e.round, bid: e.bid, bidGpus: gpus, ask: e.price, state: resumed.state, award: { ...e.award },
+      ...(resumed.state.status === 'completed' ? {} : { allocation }),
+      displaces: [],
+      payment: { seq: 0, cumulative: e.state.paid.cumulative, gpuSeconds: 0 }
+    }
+    this.live.set(e.bid, offer)
+    this.out.push({ type: 'offer-updated', bid: e.bid, job: id })
+    this.note('info', 'a job read back after a restart waits for its requester', { job: id, status: resumed.state.status })
   }
 
   /**

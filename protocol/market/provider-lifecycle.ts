@@ -128,6 +128,13 @@ export interface ProviderJob {
    * protocol/README.md §7.7 "Resuming"). Cleared when it does.
    */
   requesterGoneAt?: number
+  /**
+   * Read back after this node's restart (restartProviderJob): the run was lost with the process and
+   * starts again, from fetching the inputs, once the requester has re-opened the stream.
+   */
+  restarted?: boolean
+  /** When the run that produces the receipt started, when that is not the billing anchor (a run started again after a restart). */
+  runFrom?: number
 }
 
 export type ProviderEvent =
@@ -192,6 +199,37 @@ export function startProviderJob (init: ProviderJobInit, now: number): ProviderT
 /** True in a status the job never leaves. */
 export function isProviderFinal (status: ProviderStatus): boolean {
   return FINAL.has(status)
+}
+
+/**
+ * How far `seq` jumps when a job is read back after a restart: statuses sent but not yet recorded
+ * when the node stopped are skipped over, since `seq` need only increase (protocol/README.md §5.7).
+ */
+export const RESTART_SEQ_GAP = 8
+
+/**
+ * A job read back after this node restarted (protocol/README.md §7.7 "Resuming"), or undefined when
+ * it cannot go on. The process that ran it is gone, so an accepted or running job goes back to
+ * `accepted` and runs again from the start once the requester re-opens the stream (its inputs are
+ * kept on disk), keeping its billing anchor and payments; a completed one waits for its final
+ * payment (its outputs are kept, the shell grants them again). Either way the requester has one
+ * lease to come back (`requesterGoneAt`), and `seq` jumps by RESTART_SEQ_GAP.
+ */
+export function restartProviderJob (s: ProviderJob, now: number): ProviderTransition | undefined {
+  if (!isTime(now) || s.award === undefined) return undefined
+  const at = Math.max(s.now, now)
+  const base = { ...s, now: at, requesterGoneAt: at, statusSeq: s.statusSeq + RESTART_SEQ_GAP }
+  switch (s.status) {
+    case 'accepted':
+    case 'running': {
+      const { preemptAt: _notice, ...rest } = base
+      return finish({ ...rest, status: 'accepted', inputsReady: false, restarted: true }, [], at)
+    }
+    case 'completed':
+      return finish(base, [], at)
+    default:
+      return undefined
+  }
 }
 
 /**
@@ -275,7 +313,9 @@ function onInputsFetched (s: ProviderJob): ProviderTransition {
 
 function onStarted (s: ProviderJob, now: number): ProviderTransition {
   if (s.status !== 'accepted') return ignore(s, `cannot start while ${s.status}`)
-  const [next, beat] = heartbeat({ ...s, status: 'running', startedAt: now }, 'running', now)
+  // a run started again after a restart keeps the billing anchor: the payments made count from it
+  const run: ProviderJob = s.startedAt === undefined ? { ...s, status: 'running', startedAt: now } : { ...s, status: 'running', runFrom: now }
+  const [next, beat] = heartbeat(run, 'running', now)
   return { state: next, effects: [beat] }
 }
 
@@ -283,7 +323,7 @@ function onFinished (s: ProviderJob, exitCode: number, gpuSeconds: number, outpu
   if (s.status !== 'running' && !(s.status === 'accepted' && exitCode === -1)) return ignore(s, `nothing running while ${s.status}`)
   if (!Number.isInteger(exitCode) || exitCode < -1 || exitCode > 255 || !isCount(gpuSeconds)) return ignore(s, 'malformed exit code or GPU-seconds')
   if (outputBytes !== undefined && !isCount(outputBytes)) return ignore(s, 'malformed output size')
-  const startedAt = s.startedAt ?? now
+  const startedAt = s.runFrom ?? s.startedAt ?? now
   const receipt: ProviderEffect = { type: 'send-receipt', exitCode, gpuSeconds, startedAt, endedAt: now }
   if (exitCode === -1) {
     const [next, beat] = heartbeat(s, 'failed', now)
@@ -343,10 +383,11 @@ function requesterLost (s: ProviderJob): ProviderTransition {
 /** The requester re-opened the stream: the wait ends, and a running job's status goes out at once. */
 function onRequesterBack (s: ProviderJob, now: number): ProviderTransition {
   if (s.status !== 'running' && s.status !== 'completed' && s.status !== 'accepted') return ignore(s, `nothing to resume while ${s.status}`)
-  const { requesterGoneAt: _back, ...kept } = s
+  const { requesterGoneAt: _back, restarted, ...kept } = s
   if (s.status === 'completed') return { state: kept, effects: [] }
   const [next, beat] = heartbeat(kept, s.status === 'accepted' ? 'fetching-inputs' : s.preemptAt !== undefined ? 'preempted' : 'running', now)
-  return { state: next, effects: [beat] }
+  // after a restart the run starts again: from the inputs (kept on disk, fetched only when missing)
+  return { state: next, effects: restarted === true ? [beat, { type: 'fetch-inputs' }] : [beat] }
 }
 
 /** A status message now; the next heartbeat is due one heartbeat interval later. */
@@ -433,7 +474,11 @@ export function nextProviderDeadline (s: ProviderJob): ProviderDeadline | undefi
   switch (s.status) {
     case 'offered': return { kind: 'offer', at: s.offerExpiresAt }
     case 'awarded': return s.award === undefined ? undefined : { kind: 'decide', at: s.award.receivedAt + s.award.leaseMs }
-    case 'accepted': return beat
+    case 'accepted':
+      return earliest<ProviderDeadline['kind']>([
+        s.requesterGoneAt === undefined || s.award === undefined ? undefined : { kind: 'requester-lost', at: s.requesterGoneAt + s.award.leaseMs },
+        beat
+      ])
     case 'running': {
       const until = paidUntil(s)
       return earliest<ProviderDeadline['kind']>([
@@ -478,6 +523,8 @@ function onDeadline (s: ProviderJob, d: ProviderDeadline, now: number): Provider
         effects: [nonpayment(s, ['award', 'receipt'], 'final payment overdue by one billing interval and the output fetch allowance')]
       }
     case 'requester-lost':
+      // read back after a restart and never re-opened: no work was done for the requester since, nothing to claim
+      if (s.status === 'accepted') return { state: end(s, 'cancelled', 'the requester did not re-open the stream after this node restarted'), effects: [{ type: 'stop-work', reason: 'requester-gone' }] }
       return requesterLost(s)
     case 'preempt': {
       const [next, beat] = heartbeat(s, 'preempted', now)

@@ -19,14 +19,15 @@ describe('restart recovery: a daemon killed with SIGKILL mid-job resumes it', fu
   let buyer: DaemonProcess
 
   const buyerArgs = (): string[] => ['node', 'start', ...LOCAL_FLAGS, '--log-level', 'warn', '--bootstrap', bootstrap, '--no-sell']
+  const providerArgs = (): string[] => ['node', 'start', ...LOCAL_FLAGS, '--log-level', 'warn', '--bootstrap', bootstrap, '--no-detect-gpus',
+    '--declare-gpu', 'NVIDIA L40S:46068x1', '--region', 'eu-west', '--price-floor', '1']
 
   before(async () => {
     root = await mkdtemp(join(tmpdir(), 'gpumesh-e2e-restart-'))
     const b = await DaemonProcess.start(['bootstrap', ...LOCAL_FLAGS, '--log-level', 'warn'], join(root, 'bootstrap'))
     bootstrap = b.addresses()[0] as string
     ;[provider, buyer] = await Promise.all([
-      DaemonProcess.start(['node', 'start', ...LOCAL_FLAGS, '--log-level', 'warn', '--bootstrap', bootstrap, '--no-detect-gpus',
-        '--declare-gpu', 'NVIDIA L40S:46068x1', '--region', 'eu-west', '--price-floor', '1'], join(root, 'provider')),
+      DaemonProcess.start(providerArgs(), join(root, 'provider')),
       DaemonProcess.start(buyerArgs(), join(root, 'buyer'))
     ])
     providerId = (await waitUntilAnnounced(provider)).peerId
@@ -85,5 +86,41 @@ describe('restart recovery: a daemon killed with SIGKILL mid-job resumes it', fu
     }, 20_000)
     assert.deepEqual([earned.award, earned.cumulative], [spent.award, spent.cumulative])
     assert.ok(spent.cumulative > 0)
+  })
+
+  it('the provider: killed while the job runs, restarted, it takes the award up again, runs the job anew and is paid', async () => {
+    const submitted = await buyer.cli(['job', 'submit', '--label', 'e2e-provider-restart', '--gpus', '1', '--max-price', '2', '--bid-window', '1s', '--max-runtime', '2m',
+      '--outputs', 'out.txt', '--', '/bin/sh', '-c', 'echo started; sleep 6; echo ran > out.txt'])
+    assert.equal(submitted.code, 0, submitted.stderr)
+    const id = submitted.stdout.trim()
+    const running = await eventually('the job to run', async () => {
+      const v = await buyer.api<JobView>('/v1/job', { id })
+      assert.ok(!['settled', 'failed', 'expired', 'cancelled'].includes(v.status), `${v.status}: ${v.reason ?? ''}`)
+      return v.status === 'running' && v.events.some((e) => e.type === 'running' || e.type === 'accepted') ? v : undefined
+    })
+    assert.equal(running.award?.provider, providerId)
+    await new Promise((resolve) => setTimeout(resolve, 1_500))
+
+    await provider.stop('SIGKILL')
+    provider = await DaemonProcess.start(providerArgs(), join(root, 'provider'))
+
+    const done = await eventually('the job to settle after the provider restarted', async () => {
+      const v = await buyer.api<JobView>('/v1/job', { id })
+      assert.ok(!['failed', 'expired', 'cancelled'].includes(v.status), `${v.status}: ${v.reason ?? ''}\n${JSON.stringify(v.events, null, 1)}`)
+      return v.status === 'settled' ? v : undefined
+    }, 90_000)
+    assert.equal(done.award?.cid, running.award?.cid)
+    assert.equal(done.round, 1)
+    assert.ok(done.events.some((e) => e.type === 'stream-failed'), JSON.stringify(done.events))
+    assert.ok(!done.events.some((e) => e.type === 'failure'), JSON.stringify(done.events))
+    assert.equal(done.receipt?.exitCode, 0)
+    assert.equal(done.receipt?.outputsValid, true)
+    const spent = await ledgerEntry(buyer, id)
+    assert.ok(spent !== undefined && spent.state === 'settled', JSON.stringify(spent))
+    const earned = await eventually('the restarted provider to settle', async () => {
+      const e = await ledgerEntry(provider, id)
+      return e?.state === 'settled' ? e : undefined
+    }, 20_000)
+    assert.deepEqual([earned.award, earned.cumulative], [spent.award, spent.cumulative])
   })
 })
