@@ -46,6 +46,8 @@ export interface NodeSpec {
   now?: () => number
   /** In-process networks have no IP addresses: the ones replication's independence rule reads instead. */
   replicaAddresses?: (peer: string) => readonly string[] | undefined
+  /** Which peers this node may connect to (libp2p's connection gater): a test cuts a link with it. */
+  connectionGater?: ConnectionGater
 }
 
 export interface NetworkOptions {
@@ -136,7 +138,7 @@ export async function startNetwork (specs: NodeSpec[], options: NetworkOptions =
   const bootstraps: Daemon[] = []
   for (let i = 0; i < (options.bootstrapCount ?? 1); i++) bootstraps.push(await startDaemon(root, {}, { role: 'bootstrap', loggers: options.loggers, delay: options.delay }))
   const dial = bootstraps.map((b) => b.addresses()[0] as string)
-  const start = async (spec: NodeSpec): Promise<Daemon> => await startDaemon(root, spec, { dial, loggers: options.loggers, delay: options.delay })
+  const start = async (spec: NodeSpec): Promise<Daemon> => await startDaemon(root, spec, { dial, loggers: options.loggers, delay: options.delay, ...(spec.connectionGater !== undefined ? { connectionGater: spec.connectionGater } : {}) })
   const nodes: Daemon[] = []
   if (options.join === 'in-turn') {
     for (const spec of specs) {

@@ -5,7 +5,7 @@
  * amount, ending and subject (protocol/market/requester-agent.ts).
  */
 import { EVIDENCE_TOPIC, awardKey, type RequesterAgentEffect } from '../../protocol/index.js'
-import { sealFailureReport, sealPayment } from './requester-messages.js'
+import { sealFailureReport, sealJobCancel, sealPayment } from './requester-messages.js'
 import type { ActiveJob, RequesterShell } from './requester-job.js'
 import type { LedgerEntry } from './views.js'
 
@@ -64,11 +64,20 @@ export async function endAward (shell: RequesterShell, active: ActiveJob, effect
   })
 }
 
-/** Seal the failure report with its evidence, keep it, stop the attempt's stream, gossip it. */
+/**
+ * Seal the failure report with its evidence, keep it, end the attempt's stream, gossip it. The stream
+ * ends with a `job-cancel` first: a provider keeps running work for a lease after a stream merely
+ * drops (the requester may resume, §7.7), so it must be told the award is over.
+ */
 export async function recordFailure (shell: RequesterShell, active: ActiveJob, effect: Effect<'record-failure'>): Promise<void> {
   const attempt = active.attempts.get(awardKey(effect.attempt, effect.subject))
-  const report = sealFailureReport(shell.options.signer, active.request, effect, effect.evidence.map((ref) => attempt?.evidence[ref]), shell.scheduler.now())
+  const now = shell.scheduler.now()
+  const report = sealFailureReport(shell.options.signer, active.request, effect, effect.evidence.map((ref) => attempt?.evidence[ref]), now)
   await shell.options.store.putEnvelope(report.cid.toString(), report.bytes)
+  if (attempt?.channel !== undefined) {
+    const cancel = sealJobCancel(shell.options.signer, active.request, attempt.award, `attempt failed: ${effect.reason}`, now)
+    await attempt.channel.sendMessage(cancel.bytes).catch(() => {})
+  }
   attempt?.channel?.abort(new Error(`attempt failed: ${effect.reason}`))
   await shell.options.gossip.publish(report, [EVIDENCE_TOPIC])
 }

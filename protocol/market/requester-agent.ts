@@ -453,6 +453,8 @@ export class RequesterAgent implements ReplicaHost {
     switch (e.type) {
       case 'award-response':
         if (e.decision === 'accept') {
+          // a provider answering a resumed stream's award again is no news
+          if (run.state.status !== 'awarded') return
           out.push(note(job, 'accepted', `${short(provider)} accepted`, provider))
           step({ type: 'award-accepted', now, provider })
         } else {

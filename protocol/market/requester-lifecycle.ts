@@ -756,7 +756,9 @@ export function nextRequesterDeadline (s: RequesterJob): RequesterDeadline | und
     case 'running': {
       if (a === undefined) return undefined
       const started = a.runStartedAt
-      const billing = started === undefined || a.paidIntervals >= intervalCap(c) ? undefined : started + (a.paidIntervals + 1) * c.billingIntervalMs
+      // no payment goes out while the stream is down: it could not arrive, and the provider may be gone; the
+      // boundaries passed are paid at once when it is heard again
+      const billing = started === undefined || a.paidIntervals >= intervalCap(c) || a.reconnecting === true ? undefined : started + (a.paidIntervals + 1) * c.billingIntervalMs
       return earliest<RequesterDeadline['kind']>([
         { kind: 'lease', at: leaseEndsAt(a, c) },
         started === undefined ? undefined : { kind: 'timeout', at: started + c.maxRuntimeMs + c.leaseMs },

@@ -11,10 +11,16 @@ import { SHORT_LEASE_MARKET, TEST_GPU, useNetwork } from '../helpers/market-netw
  * gives the requester's next job no bid, while an honest requester's job still gets bids.
  *
  * Providers: A (floor 1 cr/GPU-h, so it wins the bad requester's job) and B (floor 2.5). Requesters: X
- * (stops paying: it drops its connection to A while the job runs, the requester-gone-with-work-unpaid
+ * (stops paying: it vanishes for A — the link cut both ways while the job runs — the requester-gone-with-work-unpaid
  * ending) and H (honest).
  */
 const MARKET = { ...SHORT_LEASE_MARKET, damping: false }
+/** Peers X may no longer reach in either direction: how X vanishes from A (a requester that drops the connection reconnects and resumes, §7.7). */
+const cutFromX = new Set<string>()
+const xGater = {
+  denyDialPeer: (peer: { toString: () => string }) => cutFromX.has(peer.toString()),
+  denyInboundEncryptedConnection: (peer: { toString: () => string }) => cutFromX.has(peer.toString())
+}
 const idOf = (d: Daemon): string => d.node.peerId.toString()
 
 async function until<T> (what: string, get: () => Promise<T | undefined> | T | undefined, timeoutMs = 30_000, why?: () => Promise<string>): Promise<T> {
@@ -38,7 +44,7 @@ describe('requesters that stop paying are reported and refused (in-process)', fu
   const network = useNetwork([
     { region: 'eu-west', gpus: [TEST_GPU], priceFloor: 1, market: MARKET },
     { region: 'eu-west', gpus: [TEST_GPU], priceFloor: 2.5, market: MARKET },
-    { sell: false, market: MARKET },
+    { sell: false, market: MARKET, connectionGater: xGater },
     { sell: false, market: MARKET }
   ], { announce: (nodes) => nodes.slice(0, 2) })
   before(() => {
@@ -63,7 +69,8 @@ describe('requesters that stop paying are reported and refused (in-process)', fu
     const first = await submit(x, 'sleep 30; echo late > out.txt')
     const running = await untilJob(x, first, (v) => v.status === 'running', 60_000)
     assert.equal(running.award?.provider, idOf(a), 'the cheaper provider A should win X\'s job')
-    // X stops paying: it drops the connection its exec stream to A runs on
+    // X vanishes for A: the link is cut both ways (X cannot re-open its stream) and the connection dropped
+    cutFromX.add(idOf(a))
     await x.node.hangUp(a.node.peerId)
     await until('A to stop X\'s job unpaid', async () => (await earned(a, first))?.state === 'stopped-unpaid', 30_000, async () => JSON.stringify({ a: await earned(a, first), status: a.market!.provider.status(), conns: a.node.getConnections().map((c) => c.remotePeer.toString()), x: idOf(x) }))
     assert.deepEqual(a.market!.provider.requesters.own(idOf(x)), { ok: 0, failed: 1 })

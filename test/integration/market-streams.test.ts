@@ -16,7 +16,8 @@ import { FINAL_STATUSES, sellerAndBuyer, useNetwork } from '../helpers/market-ne
  * The exec stream under load and abuse, over real libp2p (memory transport, yamux) between real
  * daemons: a job that prints megabytes of log, a provider that overruns the log pacing, and peers that
  * open exec streams with frames no honest node sends. The lease is long (30 s), so an attempt that
- * ends "at once" cannot have been ended by it.
+ * ends "at once" cannot have been ended by it; a stream that merely drops is re-opened, and the lease
+ * decides (protocol/README.md §7.7 "Resuming").
  */
 
 const MARKET = { leaseMs: 30_000, billingIntervalSec: 2 }
@@ -120,13 +121,15 @@ describe('exec streams: any amount of log, and peers that overfill or break them
     }
   })
 
-  it('a winning provider that resets the stream mid-job: the attempt fails at once, blaming it, not at the lease', async () => {
+  it('a winning provider that resets the stream mid-job: the requester re-opens it with the same award; one that keeps resetting fails at the lease, blamed', async () => {
     const honest = provider.node.services.exec.onChannel
+    const awards: string[] = []
     provider.node.services.exec.onChannel = (channel: ExecChannel) => {
       void (async () => {
         const first = await channel.frames().next()
         assert.ok(first.done !== true && first.value.type === 'message')
         const award = openMessage(first.value.bytes, 'award', { now: Date.now() })
+        awards.push(award.cid.toString())
         const ref = { job: award.payload.job, award: award.cid }
         await channel.sendMessage(sealAwardResponse(provider.identity, ref, 'accept', undefined, Date.now()).bytes)
         await channel.sendMessage(sealStatus(provider.identity, ref, 1, 'running', 0, undefined, Date.now()).bytes)
@@ -136,9 +139,15 @@ describe('exec streams: any amount of log, and peers that overfill or break them
     }
     try {
       const id = await submit({ command: ['/bin/true'] })
-      const view = await until(id, (v) => v.events.some((e) => e.type === 'failure'), 15_000)
+      const view = await until(id, (v) => v.events.some((e) => e.type === 'failure'), 60_000)
       const events = view.events.map((e) => `${e.type}: ${e.text}`).join('\n')
-      assert.ok(view.events.some((e) => e.type === 'failure' && /no-heartbeat: exec stream: the peer reset the exec stream/.test(e.text)), events)
+      // its statuses repeat seq 1, so no status after the first counts: the lease from it decides
+      assert.ok(view.events.some((e) => e.type === 'failure' && /no-heartbeat: no heartbeat within one lease/.test(e.text)), events)
+      assert.equal(view.events.filter((e) => e.type === 'stream-failed').length, 1, events)
+      const running = view.events.find((e) => e.type === 'running')?.at ?? 0
+      const failed = view.events.find((e) => e.type === 'failure')?.at ?? 0
+      assert.ok(failed - running >= MARKET.leaseMs - 1_000, `failed ${failed - running} ms after the run started, before the lease`)
+      assert.ok(awards.length >= 2 && awards.every((a) => a === awards[0]), `the same award re-sent on re-opened streams: ${awards.length}`)
       await requester.market!.requester.cancel(id)
     } finally {
       provider.node.services.exec.onChannel = honest
@@ -182,6 +191,7 @@ describe('exec streams: any amount of log, and peers that overfill or break them
     assert.equal(await counter(provider, 'gpumesh_exec_stream_errors_total', 'code', 'BAD_FRAME'), before + requests.length)
     // and the provider still takes honest work
     const id = await submit({ command: ['/bin/sh', '-c', 'echo ok > out.txt'] })
-    assert.equal((await until(id, (v) => FINAL.has(v.status), 30_000)).status, 'settled')
+    // the GPU may still be held for an earlier test's bid, whose award a hostile responder took (until the bid expires)
+    assert.equal((await until(id, (v) => FINAL.has(v.status), 90_000)).status, 'settled')
   })
 })

@@ -315,7 +315,7 @@ describe('the provider market (two bare nodes, the requester played by hand)', f
     const status = await reader.next('job-status', (m) => m.payload.state === 'cancelled')
     assert.match(status.payload.message ?? '', /changed my mind/)
     await until('the provider to close the stream', () => reader.ended)
-    assert.equal(await until('the ledger', async () => await ledgerState(award) !== 'open' ? await ledgerState(award) : undefined), 'cancelled')
+    assert.equal(await until('the ledger', async () => { const state = await ledgerState(award); return state !== undefined && state !== 'open' ? state : undefined }), 'cancelled')
     assert.equal(reader.messages.some((m) => m.kind === 'receipt'), false)
   })
 
@@ -325,7 +325,7 @@ describe('the provider market (two bare nodes, the requester played by hand)', f
     await reader.next('job-status', (m) => m.payload.state === 'running')
     // interval 1 is due 1 s after the start, with a 2 s grace: the provider stops about 3 s in
     await until('the provider to stop', () => reader.ended, 8_000)
-    assert.equal(await until('the ledger', async () => await ledgerState(award) !== 'open' ? await ledgerState(award) : undefined), 'stopped-unpaid')
+    assert.equal(await until('the ledger', async () => { const state = await ledgerState(award); return state !== undefined && state !== 'open' ? state : undefined }), 'stopped-unpaid')
     const report = await until('a failure report', () => gossiped.find((m) => m.kind === 'failure-report' && (m as OpenedMessage<'failure-report'>).payload.job.equals(request.cid)) as OpenedMessage<'failure-report'> | undefined)
     assert.equal(report.signer, providerId.peerId)
     assert.equal(report.payload.subject, requesterId.peerId)

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { jobStates, type JobState } from '../../../../protocol/messages/award.js'
 import {
-  reduceProvider, reduceRequester, startProviderJob,
+  reduceProvider, reduceRequester, restartProviderJob, startProviderJob,
   type ProviderEffect, type ProviderEvent, type ProviderJob
 } from '../../../../protocol/market/lifecycle.js'
 import { JOB, P1, REQ, TERMS, at, play, runningRequester, tick } from '../../../helpers/lifecycle-builders.js'
@@ -93,6 +93,20 @@ describe('protocol/README.md §5.7: job states, in the order a provider sends th
     assert.deepEqual(statuses(stop.effects), [])
   })
 
+  it('a provider restarted mid-run: seq jumps by 8, then fetching-inputs again and running (§7.7 "Resuming")', () => {
+    const run = continueWith(accepted(), [{ type: 'inputs-fetched', now: at(1500) }, { type: 'started', now: at(2000) }, paid(2_100, 240_000, 2)])
+    const restarted = restartProviderJob(run.state, at(10_000))
+    assert.ok(restarted !== undefined)
+    const again = play(restarted.state, [
+      { type: 'requester-back', now: at(12_000) },
+      { type: 'inputs-fetched', now: at(12_500) },
+      { type: 'started', now: at(13_000) },
+      { type: 'finished', now: at(20_000), exitCode: 0, gpuSeconds: 14, outputBytes: 0 }
+    ], reduceProvider)
+    PLAYS.restarted = [...statuses(run.effects), ...statuses(again.effects)]
+    assert.deepEqual(PLAYS.restarted, [[1, 'accepted'], [2, 'fetching-inputs'], [3, 'running'], [12, 'fetching-inputs'], [13, 'running'], [14, 'completed']])
+  })
+
   it('the spec\'s table has a row per state, allows every change seen, and says uploading is never sent', () => {
     const section = specSection('5.7')
     const table = new Map<string, { sent: string, next: string[] }>()
@@ -104,7 +118,7 @@ describe('protocol/README.md §5.7: job states, in the order a provider sends th
     }
     assert.deepEqual([...table.keys()].sort(), [...jobStates].sort())
     assert.match(table.get('uploading')?.sent ?? '', /\*\*never\*\*/)
-    assert.equal(Object.keys(PLAYS).length, 4, 'the plays above ran first')
+    assert.equal(Object.keys(PLAYS).length, 5, 'the plays above ran first')
     for (const [name, seen] of Object.entries(PLAYS)) {
       assert.ok(!seen.some(([, st]) => st === 'uploading'), `${name} sent uploading`)
       for (let i = 1; i < seen.length; i++) {

@@ -6,13 +6,18 @@
  */
 import assert from 'node:assert/strict'
 import {
-  chargeFor, nextRequesterDeadline, reduceRequester, resumeRequesterJob, startRequesterJob,
-  type RequesterEffect, type RequesterJob
+  RESTART_SEQ_GAP, chargeFor, nextRequesterDeadline, reduceProvider, reduceRequester, restartProviderJob, resumeRequesterJob, startProviderJob, startRequesterJob,
+  type ProviderJob, type RequesterEffect, type RequesterJob
 } from '../../../../protocol/market/lifecycle.js'
 import { RequesterAgent } from '../../../../protocol/market/requester-agent.js'
 import { createMarketParams } from '../../../../protocol/market/params.js'
-import { INIT, LEASE_MS, P1, PRICE, at, hb, playR, runningRequester, tick } from '../../../helpers/lifecycle-builders.js'
+import { INIT, LEASE_MS, P1, PRICE, at, hb, payment as paymentP, playP, playR, runningProvider as runningProviderAt, runningRequester, tick } from '../../../helpers/lifecycle-builders.js'
 import { Driver, LEASE, NOW, WINDOW, jobPayload, peer } from '../../../helpers/requester-agent-driver.js'
+import { Harness, REQUESTER, has, makeJob } from '../../../helpers/provider-agent-harness.js'
+import { defaultMarketParams, type ProviderAgentEffect } from '../../../../protocol/index.js'
+import { CID } from '../../../../crypto/index.js'
+
+const cidOf = (s: string): CID => CID.parse(s)
 
 const types = (effects: readonly RequesterEffect[]): string[] => effects.filter((e) => e.type !== 'wake').map((e) => e.type)
 type StreamFailed = Extract<Parameters<typeof reduceRequester>[1], { type: 'stream-failed' }>
@@ -34,7 +39,8 @@ describe('resuming an award (protocol/README.md §7.7 "Resuming")', () => {
       assert.equal(state.status, 'running')
       assert.equal(state.award?.resumeBy, at(10_000) + LEASE_MS)
       assert.deepEqual(types(effects), ['reconnect'])
-      assert.deepEqual(nextRequesterDeadline(state), { kind: 'billing', at: at(62_000) })
+      // the billing waits while the stream is down: the lease, here the restart's window, is next
+      assert.deepEqual(nextRequesterDeadline(state), { kind: 'lease', at: at(10_000) + LEASE_MS })
     })
 
     it('heard before the window ends: the award goes on, the window and the reconnect mark are cleared', () => {
@@ -50,9 +56,10 @@ describe('resuming an award (protocol/README.md §7.7 "Resuming")', () => {
     it('not heard by the end of the window: the award is called off and re-auctioned, nobody blamed', () => {
       const { state } = restoredAt(100_000)
       const edge = at(100_000) + LEASE_MS
-      // a boundary passed while the node was down was paid on restore; one more until the window ends
+      // nothing is paid while nobody answers
       const quiet = reduceRequester(state, { type: 'tick', now: edge - 1 })
       assert.equal(quiet.state.status, 'running')
+      assert.deepEqual(types(quiet.effects), [])
       const t = reduceRequester(quiet.state, { type: 'tick', now: edge })
       assert.equal(t.state.status, 'bidding')
       assert.deepEqual(types(t.effects), ['cancel', 're-auction'])
@@ -61,11 +68,14 @@ describe('resuming an award (protocol/README.md §7.7 "Resuming")', () => {
       assert.deepEqual(t.state.excluded, [])
     })
 
-    it('a billing boundary passed while the node was down is paid at once on restore', () => {
+    it('no payment goes out until the provider is heard; then the boundary passed while the node was down is paid at once', () => {
       const { state, effects } = restoredAt(70_000)
-      const pay = effects.find((e) => e.type === 'pay')
+      assert.deepEqual(types(effects), ['reconnect'])
+      assert.equal(state.award?.paidIntervals, 0)
+      const heard = reduceRequester(state, hb(71_000, 9))
+      const pay = heard.effects.find((e) => e.type === 'pay')
       assert.deepEqual(pay, { type: 'pay', payee: P1, attempt: 1, cumulative: chargeFor(PRICE, 2, 60_000), interval: 1, gpuSeconds: 120, final: false })
-      assert.equal(state.award?.paidIntervals, 1)
+      assert.equal(heard.state.award?.paidIntervals, 1)
     })
 
     it('an award not answered yet is resumed too: a status on the new stream says it was accepted', () => {
@@ -117,7 +127,7 @@ describe('resuming an award (protocol/README.md §7.7 "Resuming")', () => {
       assert.equal(t.state.status, 'running')
       assert.equal(t.state.award?.reconnecting, true)
       assert.deepEqual(types(t.effects), ['reconnect'])
-      assert.deepEqual(nextRequesterDeadline(t.state), { kind: 'billing', at: at(62_000) })
+      assert.deepEqual(nextRequesterDeadline(t.state), { kind: 'lease', at: at(2_000) + LEASE_MS })
       // the lease after the last heartbeat (+2 s) still ends it, blaming the provider
       const lost = reduceRequester(t.state, tick(2_000 + LEASE_MS))
       assert.equal(lost.state.status, 'bidding')
@@ -185,5 +195,103 @@ describe('resuming an award (protocol/README.md §7.7 "Resuming")', () => {
       assert.match(agent.view(d.id)?.state.reason ?? '', /interrupted/)
       assert.ok(out.some((e) => e.type === 'finished'))
     })
+  })
+})
+
+describe('a provider read back after its restart (restartProviderJob)', () => {
+  const runningP = (): ProviderJob => runningProviderAt()
+
+  it('a running job goes back to accepted, keeps its anchor and payments, waits one lease for the requester, seq jumps', () => {
+    const s = runningP()
+    const t = restartProviderJob(s, at(20_000))
+    assert.ok(t !== undefined)
+    assert.deepEqual([t.state.status, t.state.inputsReady, t.state.restarted, t.state.requesterGoneAt, t.state.startedAt, t.state.statusSeq],
+      ['accepted', false, true, at(20_000), s.startedAt, s.statusSeq + RESTART_SEQ_GAP])
+    assert.deepEqual(t.effects.filter((e) => e.type !== 'wake'), [])
+    // not back within the lease: cancelled, nothing claimed (no work was done since)
+    const quiet = reduceProvider(t.state, tick(20_000 + LEASE_MS - 1))
+    assert.equal(quiet.state.status, 'accepted')
+    const lost = reduceProvider(quiet.state, tick(20_000 + LEASE_MS))
+    assert.equal(lost.state.status, 'cancelled')
+    assert.ok(!lost.effects.some((e) => e.type === 'record-failure'))
+  })
+
+  it('the requester back: a fetching-inputs status and the fetch at once; the run keeps the anchor, the receipt dates the new run', () => {
+    const s = runningP()
+    const restored = restartProviderJob(s, at(20_000))?.state as ProviderJob
+    const back = reduceProvider(restored, { type: 'requester-back', now: at(21_000) })
+    assert.deepEqual(back.effects.filter((e) => e.type !== 'wake').map((e) => e.type === 'heartbeat' ? `heartbeat ${e.state} ${e.seq}` : e.type),
+      [`heartbeat fetching-inputs ${restored.statusSeq + 1}`, 'fetch-inputs'])
+    assert.equal(back.state.restarted, undefined)
+    const started = playP(back.state, [{ type: 'inputs-fetched', now: at(21_500) }, { type: 'started', now: at(22_000) }]).state
+    assert.deepEqual([started.status, started.startedAt, started.runFrom], ['running', s.startedAt, at(22_000)])
+    const finished = reduceProvider(started, { type: 'finished', now: at(30_000), exitCode: 0, gpuSeconds: 16 })
+    const receipt = finished.effects.find((e) => e.type === 'send-receipt')
+    assert.deepEqual(receipt, { type: 'send-receipt', exitCode: 0, gpuSeconds: 16, startedAt: at(22_000), endedAt: at(30_000) })
+  })
+
+  it('a completed job waits for its final payment; an offer not yet awarded or already final is not taken up', () => {
+    const done = reduceProvider(runningP(), { type: 'finished', now: at(10_000), exitCode: 0, gpuSeconds: 16 }).state
+    const t = restartProviderJob(done, at(12_000))
+    assert.equal(t?.state.status, 'completed')
+    assert.equal(t?.state.requesterGoneAt, at(12_000))
+    assert.equal(reduceProvider(t?.state as ProviderJob, paymentP(13_000, 16_000, 1)).state.status, 'settled')
+    const offered = startProviderJob({ job: 'bafyreijob', requester: 'req-peer', bid: 'b1', gpus: 2, offerExpiresAt: at(60_000) }, at(0)).state
+    assert.equal(restartProviderJob(offered, at(10)), undefined)
+    const settled = reduceProvider(t?.state as ProviderJob, paymentP(13_000, 16_000, 1)).state
+    assert.equal(restartProviderJob(settled, at(14_000)), undefined)
+    assert.equal(restartProviderJob(runningP(), Number.NaN), undefined)
+  })
+})
+
+describe('the provider agent: an offer read back after a restart, and a requester resuming', () => {
+  it('is live again on its GPUs, waits for the requester; the award on a new stream resumes it and the run starts anew', () => {
+    const h = new Harness(defaultMarketParams, false)
+    const job = makeJob()
+    const bid = h.bidOn(job)
+    const award = h.award(job, bid)
+    h.send({ type: 'inputs-fetched', now: h.now, bid: bid.bid })
+    h.send({ type: 'started', now: h.now, bid: bid.bid })
+    const saved = h.agent.offer(bid.bid)?.state
+    assert.equal(saved?.status, 'running')
+
+    const fresh = new Harness(defaultMarketParams, false)
+    fresh.now = h.now + 5_000
+    const restored = fresh.send({ type: 'offer-restored', now: fresh.now, job, round: 1, bid: bid.bid, gpus: bid.payload.gpus, price: bid.payload.price, award: { id: award.id, price: award.payload.price }, state: saved as ProviderJob })
+    assert.ok(has(restored, 'offer-updated'))
+    assert.equal(fresh.agent.offer(bid.bid)?.state.status, 'accepted')
+    assert.deepEqual(fresh.agent.offer(bid.bid)?.gpus, bid.payload.gpus)
+    // told twice: the first stands
+    assert.deepEqual(fresh.send({ type: 'offer-restored', now: fresh.now, job, round: 1, bid: bid.bid, gpus: [], price: 1, award: { id: award.id, price: 1 }, state: saved as ProviderJob }).filter((e) => e.type === 'offer-updated'), [])
+
+    // only the requester may resume, on its own connection
+    const stranger = fresh.send({ type: 'award', now: fresh.now, award: { id: award.id, signer: REQUESTER, payload: award.payload }, from: 'peer-other' })
+    assert.ok(has(stranger, 'refuse-award'))
+    const resumed = fresh.send({ type: 'award', now: fresh.now, award: { id: award.id, signer: REQUESTER, payload: award.payload }, from: REQUESTER })
+    assert.ok(has(resumed, 'resume-stream', (e) => e.bid === bid.bid && e.award === award.id))
+    assert.ok(has(resumed, 'heartbeat', (e) => e.state === 'fetching-inputs'))
+    assert.ok(has(resumed, 'fetch-inputs'))
+    const start = fresh.send({ type: 'inputs-fetched', now: fresh.now, bid: bid.bid })
+    assert.ok(has(start, 'start-job', (e) => e.gpus.join() === bid.payload.gpus.join()))
+  })
+
+  it('a requester that resumes a running job (no restart here) gets its status at once; a final job is not resumed', () => {
+    const h = new Harness(defaultMarketParams, false)
+    const job = makeJob()
+    const bid = h.bidOn(job)
+    const award = h.award(job, bid)
+    h.send({ type: 'inputs-fetched', now: h.now, bid: bid.bid })
+    h.send({ type: 'started', now: h.now, bid: bid.bid })
+    h.send({ type: 'requester-gone', now: h.now, bid: bid.bid })
+    const again = (): ProviderAgentEffect[] => h.send({ type: 'award', now: h.now, award: { id: award.id, signer: REQUESTER, payload: award.payload }, from: REQUESTER })
+    const back = again()
+    assert.ok(has(back, 'resume-stream'))
+    assert.ok(has(back, 'heartbeat', (e) => e.state === 'running'))
+    assert.ok(!has(back, 'fetch-inputs'))
+    assert.equal(h.agent.offer(bid.bid)?.state.requesterGoneAt, undefined)
+    // cancelled: final, so the same award is refused
+    h.send({ type: 'cancel', now: h.now, bid: bid.bid, signer: REQUESTER, payload: { v: 1, issuedAt: h.now, expiresAt: h.now + 60_000, job: job.cid, award: cidOf(award.id), reason: 'no longer needed' } })
+    assert.equal(h.agent.offer(bid.bid)?.state.status, 'cancelled')
+    assert.ok(has(again(), 'refuse-award'))
   })
 })
