@@ -121,7 +121,7 @@ describe('exec streams: any amount of log, and peers that overfill or break them
     }
   })
 
-  it('a winning provider that resets the stream mid-job: the requester re-opens it with the same award; one that keeps resetting fails at the lease, blamed', async () => {
+  it('a winning provider that resets the stream mid-job: the requester re-opens it with the same award each time, and the attempt goes on', async () => {
     const honest = provider.node.services.exec.onChannel
     const awards: string[] = []
     provider.node.services.exec.onChannel = (channel: ExecChannel) => {
@@ -132,22 +132,21 @@ describe('exec streams: any amount of log, and peers that overfill or break them
         awards.push(award.cid.toString())
         const ref = { job: award.payload.job, award: award.cid }
         await channel.sendMessage(sealAwardResponse(provider.identity, ref, 'accept', undefined, Date.now()).bytes)
-        await channel.sendMessage(sealStatus(provider.identity, ref, 1, 'running', 0, undefined, Date.now()).bytes)
+        await channel.sendMessage(sealStatus(provider.identity, ref, awards.length, 'running', 0, undefined, Date.now()).bytes)
         await new Promise((resolve) => setTimeout(resolve, 200))
         channel.abort(new Error('gone'))
       })()
     }
     try {
       const id = await submit({ command: ['/bin/true'] })
-      const view = await until(id, (v) => v.events.some((e) => e.type === 'failure'), 60_000)
+      // each re-opened stream carries a fresher status, so the attempt goes on: the lease (unit-tested in resume.test.ts) never runs out
+      await until(id, () => awards.length >= 3, 20_000)
+      const view = await until(id, (v) => v.status === 'running')
       const events = view.events.map((e) => `${e.type}: ${e.text}`).join('\n')
-      // its statuses repeat seq 1, so no status after the first counts: the lease from it decides
-      assert.ok(view.events.some((e) => e.type === 'failure' && /no-heartbeat: no heartbeat within one lease/.test(e.text)), events)
-      assert.equal(view.events.filter((e) => e.type === 'stream-failed').length, 1, events)
-      const running = view.events.find((e) => e.type === 'running')?.at ?? 0
-      const failed = view.events.find((e) => e.type === 'failure')?.at ?? 0
-      assert.ok(failed - running >= MARKET.leaseMs - 1_000, `failed ${failed - running} ms after the run started, before the lease`)
-      assert.ok(awards.length >= 2 && awards.every((a) => a === awards[0]), `the same award re-sent on re-opened streams: ${awards.length}`)
+      assert.ok(awards.every((a) => a === awards[0]), `the same award on every re-opened stream: ${awards.join(', ')}`)
+      assert.ok(view.events.some((e) => e.type === 'stream-failed' && /dropped/.test(e.text)), events)
+      assert.ok(!view.events.some((e) => e.type === 'failure' || e.type === 're-auction'), events)
+      assert.equal(view.award?.attempt, 1)
       await requester.market!.requester.cancel(id)
     } finally {
       provider.node.services.exec.onChannel = honest
