@@ -105,3 +105,11 @@ export function transferSaving (workload: Workload, cached: readonly CID[] | und
 export function cacheFactor (workload: Workload, cached: readonly CID[] | undefined): number {
   return cached === undefined ? 1 : transferSaving(workload, cached).factor
 }
+
+/** What a job view shows of a bid's cached inputs: their paths (job order) and the seconds saved; undefined when none. */
+export function cachedSummary (workload: Workload, cached: readonly CID[] | undefined): { paths: string[], savedSec: number } | undefined {
+  if (cached === undefined || cached.length === 0) return undefined
+  const listed = new Set(cached.map((c) => c.toString()))
+  const paths = workload.inputs.filter((i) => listed.has(i.cid.toString())).map((i) => i.path)
+  return { paths, savedSec: transferSaving(workload, cached).savedSec }
+}
