@@ -129,6 +129,16 @@ describe('cached inputs in the auction (issue 12)', () => {
     assert.equal((check as { reason: string }).reason, AwardFault.WRONG_WINNER)
   })
 
+  it('the audit credits the winner its own cache factor: a cached winner dearer than another ask × the worst factor passes', () => {
+    const cached = bid(job, 0, 2_100_000, [A])
+    const cheaper = bid(job, 1, 1_200_000)
+    assert.ok(2_100_000 > 1_200_000 * 1.5 * 1.1 && 2_100_000 * bidCacheFactor(job, cached) < 1_200_000 * 1.5 * 1.1)
+    // a requester that rates the cheaper bidder at 0 awards the cached one
+    const d = decide(job, [cached, cheaper], { reliability: (p) => p === cached.signer ? 1 : 0 })
+    assert.equal(awarded(d).winner, cached.signer)
+    assert.deepEqual(auditAward(withHeader(awarded(d)), { job, bids: [cached, cheaper] }), { ok: true })
+  })
+
   it('second-score: the cached winner is paid up to what keeps it first, and the audit\'s bound allows it', () => {
     const ss = makeJob('second-score')
     const cached = bid(ss, 0, 1_000_000, [A])
