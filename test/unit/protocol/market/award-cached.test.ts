@@ -8,7 +8,7 @@ import { Identity, cidOfRaw, cidOfValue, type CID } from '../../../../crypto/ind
 import { jobIdOf, openMessage, sealMessage, type Bid, type JobRequest } from '../../../../protocol/index.js'
 import { AwardFault, BidRejection, auditAward, bidCacheFactor, screenBid, verifyAward, type AuctionBid, type AuctionJob } from '../../../../protocol/market/award.js'
 import { shouldStaySilent } from '../../../../protocol/market/damping.js'
-import { cachedFitsJob, cachedInputs, transferSaving } from '../../../../protocol/market/input-cache.js'
+import { cachedFitsJob, cachedInputs, cachedSummary, transferSaving } from '../../../../protocol/market/input-cache.js'
 import { beats } from '../../../../protocol/market/reservations.js'
 import { defaultScoringParams } from '../../../../protocol/market/scoring.js'
 import { NOW } from '../../../helpers/arbitraries.js'
@@ -88,6 +88,12 @@ describe('cached inputs in the auction (issue 12)', () => {
     // more cached, lower factor; a CID not in the job counts nothing
     assert.ok(transferSaving(job.payload.workload, [A, B]).factor < s.factor)
     assert.equal(transferSaving(job.payload.workload, [C]).factor, 1)
+  })
+
+  it('the job view\'s summary: the paths of every input entry listed, and the seconds saved; none when nothing is cached', () => {
+    assert.deepEqual(cachedSummary(job.payload.workload, [A, MANIFEST]), { paths: ['a', 'a2', 'm'], savedSec: 1410 })
+    assert.equal(cachedSummary(job.payload.workload, undefined), undefined)
+    assert.equal(cachedSummary(job.payload.workload, []), undefined)
   })
 
   it('screening refuses a bid whose cached list does not fit the job (BAD_CACHED)', () => {
