@@ -13,7 +13,7 @@ import { relativeSegments } from '../node/executors/jobfs.js'
 import { JobSpecError, checkInputFiles, normaliseJobSpec, parseJobFile, validateJobSpec, type JobSpec, type JobSpecFields } from '../node/market/job-spec.js'
 import type { JobEvent, JobView, LogsView, OutputFileView, ResultView } from '../node/market/views.js'
 import type { JobVerifyView } from '../node/trust/convictions.js'
-import { formatMicros, type ReplicationView } from '../protocol/index.js'
+import { INPUT_TRANSFER_BYTES_PER_SEC, formatMicros, type ReplicationView } from '../protocol/index.js'
 import { requireConnected } from './client-commands.js'
 import { collect } from './config-flags.js'
 import { dataDirOf } from './context.js'
@@ -306,6 +306,7 @@ export async function jobStatusCommand (id: string, command: Command): Promise<v
   if (job.award !== undefined) {
     const a = job.award
     lines.push(`  award:     ${a.provider} at ${credits(a.price)} cr/GPU-h (${a.paymentRule}, ${a.considered} bid${a.considered === 1 ? '' : 's'} considered)`, `             ${a.why}`)
+    if (a.cached !== undefined) lines.push(`  cached:    ${cachedText(a.cached)}`)
     if (job.providerReputation !== undefined) lines.push(`  reputation: ${reputationText(job.providerReputation)}`)
   }
   if (job.receipt !== undefined) {
@@ -319,12 +320,24 @@ export async function jobStatusCommand (id: string, command: Command): Promise<v
   if (job.bids.length > 0) {
     out(`\nbids (round ${job.round}):`)
     const rejected = job.bids.some((b) => b.rejected !== undefined)
-    out(table(['BID', 'PROVIDER', 'PRICE', 'EFFECTIVE', 'RTT', ...(rejected ? ['REJECTED'] : [])], job.bids.map((b) => [
-      abbrev(b.cid), b.provider, credits(b.price), b.effectivePrice !== undefined ? credits(b.effectivePrice) : '-', rttText(b), ...(rejected ? [b.rejected ?? ''] : [])
+    const cached = job.bids.some((b) => b.cached !== undefined)
+    out(table(['BID', 'PROVIDER', 'PRICE', 'EFFECTIVE', 'RTT', ...(cached ? ['CACHED'] : []), ...(rejected ? ['REJECTED'] : [])], job.bids.map((b) => [
+      abbrev(b.cid), b.provider, credits(b.price), b.effectivePrice !== undefined ? credits(b.effectivePrice) : '-', rttText(b),
+      ...(cached ? [String(b.cached ?? 0)] : []), ...(rejected ? [b.rejected ?? ''] : [])
     ])))
   }
   if (job.explanation !== undefined) out(`\nno acceptable bids:\n  ${explanationLines(job.explanation).join('\n  ')}`)
   if (job.events.length > 0) out(`\nevents:\n${job.events.map(eventLine).join('\n')}`)
+}
+
+/**
+ * The winner's cached inputs: `model.bin, data.bin (≈ 11m40s of transfer saved at 1 MiB/s)`; the saving
+ * is what the score counted (protocol/README §5.6 "Cached inputs"), not a measurement.
+ */
+export function cachedText (c: { paths: string[], savedSec: number }): string {
+  const shown = c.paths.length > 4 ? [...c.paths.slice(0, 4), `… ${c.paths.length - 4} more`] : c.paths
+  const saved = c.savedSec < 1 ? '< 1s' : `≈ ${elapsed(Math.round(c.savedSec * 1000))}`
+  return `${shown.join(', ')} (${saved} of transfer saved at ${INPUT_TRANSFER_BYTES_PER_SEC / (1024 * 1024)} MiB/s)`
 }
 
 /** `38 ms`, `~38 ms` (estimated from locations) or `-` (unknown: scored at the default). */

@@ -11,6 +11,12 @@
  * outputs over, a requester that restarts cannot serve its inputs to a provider still fetching them.
  * A public grant (`grantPublic`) lets any peer fetch a CID: the inputs of a job this node proved wrong
  * in a fraud proof that could not embed them, so third parties can check the proof (protocol/README §5.9).
+ *
+ * Job inputs this node fetched as a provider (`keepInput`) are a cache (input-cache.ts): kept by CID
+ * after the job, so a later job with the same input neither fetches it again nor bids without saying
+ * so (protocol/README §5.4 `cached`), and evicted least recently used first beyond the cap. Everything
+ * else the node stores (`put`, `putCbor`, `importFile`: its own inputs and outputs) is never evicted; a
+ * cached blob stored that way becomes the node's own and leaves the cache.
  */
 import { constants } from 'node:fs'
 import { chmod, mkdir, open, readFile, readdir, rename, rm, stat, unlink } from 'node:fs/promises'
@@ -18,6 +24,12 @@ import { join } from 'node:path'
 import type { PeerId } from '@libp2p/interface'
 import { CID, SHA2_256, cidMatches, cidOfRaw, cidOfValue, decodeCanonical } from '../../crypto/index.js'
 import { randomNonce } from '../random.js'
+import { DEFAULT_INPUT_CACHE_MIB, INPUT_CACHE_INDEX, InputCache } from './input-cache.js'
+
+export interface BlobStoreOptions {
+  /** The input cache's cap in bytes (0: keep no fetched input once its job is done). Default 10240 MiB. */
+  inputCacheBytes?: number
+}
 
 /** CIDs granted to every peer at most (the oldest grant gives way). */
 export const MAX_PUBLIC_GRANTS = 4096
@@ -56,35 +68,58 @@ export class BlobStore {
   /** CID strings any peer may fetch, oldest first. */
   private readonly publicGrants = new Set<string>()
 
-  private constructor (readonly dir: string) {}
+  /** Index writes, one after another (each writes the whole index as it is then). */
+  private indexWrite: Promise<void> = Promise.resolve()
 
-  /** Open (creating if needed) the store in `dir`, and clear temporary files a crash left behind. */
-  static async open (dir: string): Promise<BlobStore> {
+  private constructor (readonly dir: string, readonly inputs: InputCache) {}
+
+  /**
+   * Open (creating if needed) the store in `dir`, clear temporary files a crash left behind, and load
+   * the input cache's index (entries whose file is gone are dropped; over the cap, evicted).
+   */
+  static async open (dir: string, options: BlobStoreOptions = {}): Promise<BlobStore> {
+    const cache = new InputCache(options.inputCacheBytes ?? DEFAULT_INPUT_CACHE_MIB * 1024 * 1024)
+    let names: string[]
     try {
       await mkdir(dir, { recursive: true, mode: 0o700 })
       await chmod(dir, 0o700)
-      for (const name of await readdir(dir)) {
+      names = await readdir(dir)
+      for (const name of names) {
         if (name.startsWith(TMP_PREFIX)) await rm(join(dir, name), { force: true })
       }
     } catch (err) {
       throw ioError(err, `cannot open the blob store ${dir}`)
     }
-    return new BlobStore(dir)
+    if (names.includes(INPUT_CACHE_INDEX)) {
+      const present = new Set(names)
+      const text = await readFile(join(dir, INPUT_CACHE_INDEX), 'utf8').catch((err: unknown) => { throw ioError(err, 'cannot read the input cache index') })
+      for (const [cid, entry] of InputCache.parse(text)) if (present.has(cid)) cache.add(cid, entry)
+    }
+    const store = new BlobStore(dir, cache)
+    await store.evictInputs(false)
+    return store
   }
 
   private pathOf (cid: CID): string {
     return join(this.dir, cid.toString())
   }
 
-  /** Store raw bytes under CIDv1(raw, sha2-256). Idempotent: the same bytes give the same CID. */
+  /** Store raw bytes under CIDv1(raw, sha2-256), as the node's own (never evicted). Idempotent. */
   async put (bytes: Uint8Array): Promise<StoredBlob> {
-    return await this.putWithCid(cidOfRaw(bytes), bytes)
+    return await this.putOwn(cidOfRaw(bytes), bytes)
   }
 
-  /** Store a value as canonical DAG-CBOR under its dag-cbor CID (e.g. an output manifest). */
+  /** Store a value as canonical DAG-CBOR under its dag-cbor CID (e.g. an output manifest), as the node's own. */
   async putCbor (value: unknown): Promise<StoredBlob> {
     const { cid, bytes } = cidOfValue(value)
-    return await this.putWithCid(cid, bytes)
+    return await this.putOwn(cid, bytes)
+  }
+
+  /** The node's own blob: a cached input with the same CID leaves the cache, so it is never evicted. */
+  private async putOwn (cid: CID, bytes: Uint8Array): Promise<StoredBlob> {
+    const stored = await this.putWithCid(cid, bytes)
+    if (this.inputs.remove(cid.toString())) await this.saveIndex()
+    return stored
   }
 
   /**
@@ -190,6 +225,7 @@ export class BlobStore {
   async remove (cid: CID): Promise<void> {
     this.grants.delete(cid.toString())
     this.publicGrants.delete(cid.toString())
+    if (this.inputs.remove(cid.toString())) await this.saveIndex()
     if (!supported(cid)) return
     try {
       await unlink(this.pathOf(cid))
@@ -219,6 +255,82 @@ export class BlobStore {
     this.publicGrants.delete(key)
     this.publicGrants.add(key)
     if (this.publicGrants.size > MAX_PUBLIC_GRANTS) this.publicGrants.delete(this.publicGrants.values().next().value as string)
+  }
+
+  /** Whether any peer may fetch `cid` (a grant to someone, or public). */
+  private granted (cid: string): boolean {
+    return this.publicGrants.has(cid) || this.grants.has(cid)
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The input cache (input-cache.ts)
+  // ---------------------------------------------------------------------------------------------
+
+  /**
+   * Keep `cid`, a job input this node just fetched (a blob, or an input manifest with the CIDs of the
+   * blobs it names), as the most recently used cached input; then evict beyond the cap. Only for a blob
+   * fetched because the node did not hold it: one it holds (its own, or cached) is read, not kept.
+   */
+  async keepInput (cid: CID, size: number, files?: readonly CID[]): Promise<void> {
+    this.inputs.add(cid.toString(), { size, ...(files !== undefined ? { files: files.map((f) => f.toString()) } : {}) })
+    await this.evictInputs(true)
+  }
+
+  /** A cached input was read for a job: it becomes the most recently used (no-op when not cached). */
+  async useInput (cid: CID): Promise<void> {
+    if (this.inputs.touch(cid.toString())) await this.saveIndex()
+  }
+
+  /** Which of `cids` (a job's inputs) this node holds as cached inputs, as strings, in the given order. */
+  heldInputs (cids: readonly CID[]): string[] {
+    return cids.map((c) => c.toString()).filter((c) => this.inputs.holds(c))
+  }
+
+  /** A running job reads `cid`: it is not evicted until unpinned (as often as pinned). */
+  pinInput (cid: CID): void {
+    this.inputs.pin(cid.toString())
+  }
+
+  /** The job is done with `cid`: it may be evicted again (and is, when the cache is over its cap). */
+  async unpinInput (cid: CID): Promise<void> {
+    this.inputs.unpin(cid.toString())
+    await this.evictInputs(false)
+  }
+
+  /** Evict what the cap and the pins allow and delete those files; write the index if anything changed. */
+  private async evictInputs (changed: boolean): Promise<void> {
+    const evicted = this.inputs.evict((c) => this.granted(c))
+    // the files first: a crash in between leaves index entries without a file, which open() drops
+    // (the reverse would leave files no index names, never evicted)
+    for (const key of evicted) {
+      await unlink(join(this.dir, key)).catch((err: unknown) => {
+        if (errnoOf(err) !== 'ENOENT') throw ioError(err, `cannot evict ${key}`)
+      })
+    }
+    if (changed || evicted.length > 0) await this.saveIndex()
+  }
+
+  /** Write the index atomically (a temporary file renamed into place), after any write before it. */
+  private async saveIndex (): Promise<void> {
+    const text = this.inputs.serialize()
+    const write = this.indexWrite.then(async () => {
+      const tmp = join(this.dir, `${TMP_PREFIX}${Buffer.from(randomNonce()).toString('hex')}`)
+      try {
+        const file = await open(tmp, 'wx', 0o600)
+        try {
+          await file.writeFile(text)
+          await file.sync()
+        } finally {
+          await file.close()
+        }
+        await rename(tmp, join(this.dir, INPUT_CACHE_INDEX))
+      } catch (err) {
+        await rm(tmp, { force: true }).catch(() => {})
+        throw ioError(err, 'cannot write the input cache index')
+      }
+    })
+    this.indexWrite = write.catch(() => {})
+    await write
   }
 
   allowed (cid: CID, peer: PeerId | string): boolean {

@@ -14,6 +14,7 @@ import { HOUR_MS, MAX_JOB_GPUS, MINUTE_MS, SECOND_MS } from '../../protocol/limi
 import { isKnownTimeZone } from '../../protocol/time-zone.js'
 import { DHT_K } from '../../protocol/discovery-completeness.js'
 import { parseWindows, WindowSyntaxError } from './windows.js'
+import { DEFAULT_INPUT_CACHE_MIB } from '../blobs/input-cache.js'
 import { NAT_MODES } from '../../protocol/nat/reachability.js'
 import { PROBE_BURST, PROBE_INTERVAL_MIN_MS, PROBE_INTERVAL_MS, PROBE_JITTER, PROBE_PER_HOUR } from '../../protocol/trust/probe-schedule.js'
 
@@ -217,7 +218,13 @@ export const configSchema = z.strictObject({
      * served; one that stopped paying this node once (0.33), or was reported by a trusted peer (0.4), is not.
      * 0 serves everyone.
      */
-    minRequesterTrust: z.number().min(0).max(1).default(DEFAULT_MIN_REQUESTER_TRUST)
+    minRequesterTrust: z.number().min(0).max(1).default(DEFAULT_MIN_REQUESTER_TRUST),
+    /**
+     * MiB of job inputs fetched from requesters kept after their jobs (by CID, least recently used
+     * evicted first; node/blobs/input-cache.ts), so a later job with the same input is not fetched again
+     * and the bid says so (protocol/README §5.4 `cached`). 0 keeps none once its job is done.
+     */
+    inputCacheMiB: z.int().min(0).max(16 * 1024 * 1024).default(DEFAULT_INPUT_CACHE_MIB)
   }).prefault({}),
   /** The market's parameters (lease, billing interval, damping, scoring…): any subset of MarketParams. */
   market: marketSection.prefault({}),

@@ -114,7 +114,7 @@ export class Market {
     const { node, config, loggers, metrics, now } = options
     const params = options.params ?? defaultMarketParams
     const scheduler = options.scheduler ?? createRealScheduler(now)
-    const blobs = await BlobStore.open(join(options.dataDir, 'blobs'))
+    const blobs = await BlobStore.open(join(options.dataDir, 'blobs'), { inputCacheBytes: config.provider.inputCacheMiB * 1024 * 1024 })
     node.services.blob.store = blobs
     const store = new MarketStore(options.nodeStore.database, options.nodeStore.journal)
     const quota = new EvidenceQuota()

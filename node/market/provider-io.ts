@@ -6,7 +6,9 @@
  * Inputs (protocol/README §5.3): a raw CID is one file placed at `path`; a dag-cbor CID is a manifest
  * `{ files: [{ path, size, cid }] }` whose files are placed under `path/`, and its `size` bounds the
  * files together. Every byte is hash-checked by the blob service and kept in the blob store, so a
- * blob this node already holds is not fetched again.
+ * blob this node already holds is not fetched again. What it fetched is kept as a cached input (the
+ * store's LRU, node/blobs/input-cache.ts), and every blob the job reads is pinned against eviction
+ * (`pinned` lists them; the caller unpins when the job is done).
  */
 import { CID, DAG_CBOR_CODEC, RAW_CODEC, SHA2_256, decodeCanonical } from '../../crypto/index.js'
 import type { JobRequest } from '../../protocol/index.js'
@@ -33,6 +35,12 @@ export interface FetchInputsOptions {
   /** All of a job's inputs together may not exceed this. */
   maxBytes: number
   signal: AbortSignal
+  /**
+   * A provider's own job: what is fetched is kept as a cached input, and every blob read is pinned and
+   * added here (once per pin; unpin each when the job is done). Absent (re-execution, fraud checks): the
+   * blobs are stored as before and the cache is left alone.
+   */
+  pinned?: CID[]
 }
 
 /** Fetch (or read locally) every input of a job, in the job's order. Throws InputError. */
@@ -42,23 +50,42 @@ export async function fetchInputs (inputs: JobRequest['workload']['inputs'], opt
   const out: JobInput[] = []
   for (const input of inputs) {
     if (input.cid.code === RAW_CODEC) {
-      out.push({ path: input.path, bytes: await blob(input.cid, input.size, options) })
+      const got = await blob(input.cid, input.size, options)
+      if (got.fetched && options.pinned !== undefined) await options.blobs.keepInput(input.cid, got.bytes.byteLength)
+      out.push({ path: input.path, bytes: got.bytes })
       continue
     }
     if (input.cid.code !== DAG_CBOR_CODEC) throw new InputError(`input ${input.path}: unsupported CID codec 0x${input.cid.code.toString(16)}`)
-    const files = manifestFiles(await blob(input.cid, MAX_INPUT_MANIFEST_BYTES, options), input.path)
+    const manifest = await blob(input.cid, MAX_INPUT_MANIFEST_BYTES, options)
+    const files = manifestFiles(manifest.bytes, input.path)
     const total = files.reduce((sum, f) => sum + f.size, 0)
     if (total > input.size) throw new InputError(`input ${input.path}: its files total ${total} bytes, more than the ${input.size} declared`)
-    for (const file of files) out.push({ path: `${input.path}/${file.path}`, bytes: await blob(file.cid, file.size, options) })
+    if (manifest.fetched && options.pinned !== undefined) await options.blobs.keepInput(input.cid, manifest.bytes.byteLength, files.map((f) => f.cid))
+    for (const file of files) {
+      const got = await blob(file.cid, file.size, options)
+      if (got.fetched && options.pinned !== undefined) await options.blobs.keepInput(file.cid, got.bytes.byteLength)
+      out.push({ path: `${input.path}/${file.path}`, bytes: got.bytes })
+    }
   }
   return out
 }
 
-/** One blob: the local copy when there is one, else fetched from the requester and kept. */
-async function blob (cid: CID, maxBytes: number, options: FetchInputsOptions): Promise<Uint8Array> {
+/**
+ * One blob, pinned for the job: the local copy when there is one (a cached input becomes the most
+ * recently used), else fetched from the requester and stored (`fetched`: the caller keeps it as a
+ * cached input once it knows what it is).
+ */
+async function blob (cid: CID, maxBytes: number, options: FetchInputsOptions): Promise<{ bytes: Uint8Array, fetched: boolean }> {
   options.signal.throwIfAborted()
+  if (options.pinned !== undefined) {
+    options.blobs.pinInput(cid)
+    options.pinned.push(cid)
+  }
   const local = await options.blobs.get(cid).catch(() => undefined)
-  if (local !== undefined && local.byteLength <= maxBytes) return local
+  if (local !== undefined && local.byteLength <= maxBytes) {
+    if (options.pinned !== undefined) await options.blobs.useInput(cid)
+    return { bytes: local, fetched: false }
+  }
   let bytes: Uint8Array
   try {
     bytes = await options.fetch(cid, maxBytes, options.signal)
@@ -66,7 +93,7 @@ async function blob (cid: CID, maxBytes: number, options: FetchInputsOptions): P
     throw new InputError((err as Error).message)
   }
   await options.blobs.putWithCid(cid, bytes)
-  return bytes
+  return { bytes, fetched: true }
 }
 
 /** The files of an input manifest, or InputError. */

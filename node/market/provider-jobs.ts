@@ -110,6 +110,7 @@ export class ProviderJobs {
         blobs: this.options.blobs,
         maxBytes: this.options.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES,
         signal,
+        pinned: (offer.pinned ??= []),
         fetch: async (cid, maxBytes, s) => {
           if (requester === undefined) throw new Error('the requester is not connected')
           return await this.options.node.services.blob.fetch(requester, cid, { maxBytes, signal: s })
@@ -253,6 +254,10 @@ export class ProviderJobs {
     offer.finalized = true
     offer.work?.abort(new Error('the job has ended'))
     offer.inputs = undefined
+    // the job's cached inputs may be evicted again
+    for (const cid of (offer.pinned ?? []).splice(0)) {
+      this.options.blobs.unpinInput(cid).catch((err: unknown) => { this.log.warn('input cache eviction failed', { job: idOf(offer), error: err }) })
+    }
     const channel = offer.channel
     if (channel === undefined || offer.streamEnded === true) {
       this.offers.delete(offer.bid.cid.toString())

@@ -33,7 +33,9 @@ export function sealBid (
   decision: Extract<BidDecision, { kind: 'bid' }>,
   ad: SealedMessage<'capability-ad'>,
   expiresAt: number,
-  now: number
+  now: number,
+  /** The job's inputs this node holds (the agent's `send-bid` effect), listed as the bid's `cached`. */
+  cached?: readonly CID[]
 ): SealedMessage<'bid'> {
   const a: CapabilityAd = ad.payload
   const gpus = decision.gpus.map((uuid) => a.gpus.find((g) => g.uuid === uuid)).filter((g) => g !== undefined)
@@ -51,7 +53,8 @@ export function sealBid (
     region: a.region,
     ...(a.country !== undefined ? { country: a.country } : {}),
     startBy: Math.max(decision.startBy, now),
-    ad: ad.cid
+    ad: ad.cid,
+    ...(cached !== undefined && cached.length > 0 ? { cached: [...cached] } : {})
   })
 }
 

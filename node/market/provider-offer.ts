@@ -5,7 +5,7 @@
  * job record and its ledger entry.
  */
 import type { PeerId } from '@libp2p/interface'
-import type { Signer } from '../../crypto/index.js'
+import type { CID, Signer } from '../../crypto/index.js'
 import {
   isProviderFinal,
   type Cancel, type EvidenceRef, type MarketParams, type Scheduler, type JobState, type OpenedMessage, type ProviderJob, type ProviderOfferView, type SealedMessage
@@ -68,6 +68,8 @@ export interface Offer {
   /** Aborts the input fetch and the run (stop-work). */
   work?: AbortController
   inputs?: JobInput[]
+  /** Input blobs pinned in the store for this job (provider-io.ts fetchInputs); unpinned when it ends. */
+  pinned?: CID[]
   result?: StoredResult
   log: LogBuffer
   /** Log bytes sent on the stream so far, and the requester's credit (send below it only). */

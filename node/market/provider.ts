@@ -235,7 +235,8 @@ export class ProviderMarket {
       this.log.debug('job request refused', { job: request.cid.toString(), requester: request.signer, reason: refusal })
       return
     }
-    this.drive({ type: 'job-seen', now: this.now(), job: request, ...(round !== undefined ? { round } : {}) })
+    const held = this.options.blobs.heldInputs(request.payload.workload.inputs.map((i) => i.cid))
+    this.drive({ type: 'job-seen', now: this.now(), job: request, ...(round !== undefined ? { round } : {}), ...(held.length > 0 ? { held } : {}) })
   }
 
   /**
@@ -266,7 +267,7 @@ export class ProviderMarket {
     if (ad === undefined) return
     const request = effect.request as OpenedMessage<'job-request'>
     const now = this.now()
-    const bid = sealBid(this.options.signer, request, effect.decision, ad, effect.expiresAt, now)
+    const bid = sealBid(this.options.signer, request, effect.decision, ad, effect.expiresAt, now, effect.cached)
     this.jobs.add(newOffer(request, effect.round, bid))
     this.drive({ type: 'bid-sealed', now, job: effect.job, round: effect.round, bid: bid.cid.toString(), payload: bid.payload })
     void this.options.gossip.publish(bid, jobTopics(request.payload.placement)).catch((err: unknown) => {

@@ -56,6 +56,7 @@ import {
   type RankedBid, type ScoringParams
 } from './scoring.js'
 import type { Tier } from './types.js'
+import { cacheFactor, cachedFitsJob } from './input-cache.js'
 import { modelInFamily, regionWithin, vramMeetsGB } from '../constants.js'
 import {
   MAX_AWARD_ATTEMPTS, MAX_BILLING_INTERVAL_SEC, MAX_CONSIDERED_BIDS, MAX_EXCLUDED_PEERS, MAX_LEASE_MS, MIN_BILLING_INTERVAL_SEC,
@@ -101,6 +102,11 @@ export const BidRejection = {
   REGION: 'REGION',
   /** The bid promises to start later than the job's maxStartDelaySec after the decision. */
   LATE_START: 'LATE_START',
+  /**
+   * The bid's `cached` names a CID that is not one of the job's inputs, names one twice, or is out of
+   * the job's order (input-cache.ts `cachedFitsJob`).
+   */
+  BAD_CACHED: 'BAD_CACHED',
   /** The signer has a better bid for this job. */
   DUPLICATE_SIGNER: 'DUPLICATE_SIGNER',
   /** Valid, but ranked beyond MAX_CONSIDERED_BIDS. */
@@ -202,6 +208,7 @@ export function screenBid (bid: AuctionBid, job: AuctionJob, now: number): BidRe
     (resources.models.length > 0 && !resources.models.some((m) => modelInFamily(b.model, m))))) return BidRejection.HARDWARE
   if (placement.residency === 'strict' && placement.regions.length > 0 && !placement.regions.some((r) => regionWithin(b.region, r))) return BidRejection.REGION
   if (b.startBy > now + sla.maxStartDelaySec * SECOND_MS) return BidRejection.LATE_START
+  if (!cachedFitsJob(job.payload.workload.inputs, b.cached)) return BidRejection.BAD_CACHED
   return undefined
 }
 
@@ -313,7 +320,8 @@ function decide (input: DecideCore): AwardDecision {
     provider: bid.signer,
     price: bid.payload.price,
     reliability: lookupView(input.reliability, bid.signer),
-    rttMs: lookupView(input.rtt, bid.signer)
+    rttMs: lookupView(input.rtt, bid.signer),
+    cacheFactor: bidCacheFactor(job, bid)
   })), tier, params)
   for (const bid of ranked.slice(MAX_CONSIDERED_BIDS)) rejected.push({ cid: bid.cid, signer: bid.provider, reason: BidRejection.CONSIDERED_LIMIT })
   rejected.sort(compareRejected)
@@ -460,20 +468,37 @@ function checkCommon (award: AwardToCheck, input: AuditInput): AwardCheck & { va
   return { ok: true, valid }
 }
 
-/** Whether some admissible view makes `winner` the best: its ask at factor 1 against every other ask at the worst factor. */
-function admissibleWinner (winner: AuctionBid, others: readonly AuctionBid[], tier: Tier, params: ScoringParams): AuctionBid | undefined {
-  const worst = worstScoreFactor(tier, params)
-  const best = { effectivePrice: winner.payload.price, cid: winner.cid.toString() }
-  return others.find((o) => compareRanked(best, { effectivePrice: o.payload.price * worst, cid: o.cid.toString() }) > 0)
+/** A bid's cached-input factor for `job` (input-cache.ts): view-independent, so auditors compute it too. */
+export function bidCacheFactor (job: AuctionJob, bid: AuctionBid): number {
+  return cacheFactor(job.payload.workload, bid.payload.cached)
 }
 
-/** The view-independent price bounds: [ask, min(maxPrice, lowest other ask × worst factor)] or exactly the ask. */
+/** A bid's effective price under the view that favours it least: ask × (worst factor × its cache factor). */
+function worstEffectivePrice (bid: AuctionBid, job: AuctionJob, worst: number): number {
+  return bid.payload.price * (worst * bidCacheFactor(job, bid))
+}
+
+/**
+ * Whether some admissible view makes `winner` the best: its ask at its best factor (its cache factor
+ * alone: reliability 1, RTT 0) against every other ask at its worst factor (worstEffectivePrice).
+ */
+function admissibleWinner (winner: AuctionBid, others: readonly AuctionBid[], job: AuctionJob, params: ScoringParams): AuctionBid | undefined {
+  const worst = worstScoreFactor(job.payload.sla.tier, params)
+  const best = { effectivePrice: winner.payload.price * bidCacheFactor(job, winner), cid: winner.cid.toString() }
+  return others.find((o) => compareRanked(best, { effectivePrice: worstEffectivePrice(o, job, worst), cid: o.cid.toString() }) > 0)
+}
+
+/**
+ * The view-independent price bounds: exactly the ask, or [ask, min(maxPrice, ⌊lowest other worst
+ * effective price ÷ the winner's cache factor⌋)] — the most a winner at its best factor can be paid
+ * and still rank before the runner-up at its worst.
+ */
 function priceBounds (award: AwardToCheck, winner: AuctionBid, others: readonly AuctionBid[], job: AuctionJob, params: ScoringParams): [number, number] {
   const ask = winner.payload.price
   if (award.paymentRule === 'first-price' || others.length === 0) return [ask, ask]
   const worst = worstScoreFactor(job.payload.sla.tier, params)
-  const lowestOther = Math.min(...others.map((o) => o.payload.price))
-  return [ask, Math.min(job.payload.sla.maxPrice, Math.floor(lowestOther * worst))]
+  const lowestOther = Math.min(...others.map((o) => worstEffectivePrice(o, job, worst)))
+  return [ask, Math.min(job.payload.sla.maxPrice, Math.floor(lowestOther / bidCacheFactor(job, winner)))]
 }
 
 /** auditAward's checks; on success also the screened, considered bids keyed by CID string. */
@@ -483,7 +508,7 @@ function auditCore (award: AwardToCheck, input: AuditInput): AwardCheck & { vali
   const params = jobParams(input.job, input.params)
   const winner = common.valid.get(award.bid.toString()) as AuctionBid
   const others = [...common.valid.values()].filter((b) => b !== winner)
-  const beaten = admissibleWinner(winner, others, input.job.payload.sla.tier, params)
+  const beaten = admissibleWinner(winner, others, input.job, params)
   if (beaten !== undefined) return fault(AwardFault.WRONG_WINNER, `${beaten.cid.toString()} beats the winner under every view`)
   const [low, high] = priceBounds(award, winner, others, input.job, params)
   if (award.price < low || award.price > high) return fault(AwardFault.WRONG_PRICE, `price ${award.price} outside ${low}..${high}`)

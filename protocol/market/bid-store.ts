@@ -16,7 +16,7 @@
  * So with the requester's views unchanged through the round, the store ends holding the best-ranked
  * bid of each of the best-ranked peers, which is what the award would consider of all bids received.
  */
-import { betterOwnOffer, screenBid, lookupView, type AuctionBid, type AuctionJob, type BidRejection, type PeerView } from './award.js'
+import { betterOwnOffer, bidCacheFactor, screenBid, lookupView, type AuctionBid, type AuctionJob, type BidRejection, type PeerView } from './award.js'
 import { MAX_CONSIDERED_BIDS } from '../limits.js'
 import { compareRanked, defaultScoringParams, effectivePrice, scoringParamsForJob, type ScoringParams } from './scoring.js'
 
@@ -101,7 +101,7 @@ export interface AssessContext {
 export function assessBid (job: AuctionJob, bid: AuctionBid, ctx: AssessContext): { fault: BidRejection } | { held: HeldBid } {
   const fault = screenBid(bid, job, ctx.at)
   if (fault !== undefined) return { fault }
-  const input = { price: bid.payload.price, reliability: lookupView(ctx.reliability, bid.signer), rttMs: lookupView(ctx.rtt, bid.signer) }
+  const input = { price: bid.payload.price, reliability: lookupView(ctx.reliability, bid.signer), rttMs: lookupView(ctx.rtt, bid.signer), cacheFactor: bidCacheFactor(job, bid) }
   return {
     held: {
       bid: bid.cid.toString(),

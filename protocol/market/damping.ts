@@ -22,7 +22,9 @@
  * (`DAMPING_GROUP_SIZE`). u comes from the provider's id, the job and the round (`tieBreakUniform`):
  * pure, the same on every replay, different between providers.
  */
+import type { CID } from '../../crypto/index.js'
 import { screenBid, type AuctionBid, type AuctionJob } from './award.js'
+import { cacheFactor } from './input-cache.js'
 import { estimateReliability } from './reliability.js'
 import { defaultScoringParams, effectivePrice, type ScoringParams } from './scoring.js'
 
@@ -114,8 +116,8 @@ export function stayingSilent (myScore: number, seenScores: Iterable<number>, en
  * at the prior's reliability (`estimateReliability` of no outcomes) and the default RTT. The same for
  * every bidder, so a provider's own bid and the others' are weighed alike.
  */
-export function dampingScore (price: number, job: AuctionJob, params: ScoringParams = defaultScoringParams): number {
-  return effectivePrice({ price, reliability: estimateReliability({ ok: 0, failed: 0 }, params) }, job.payload.sla.tier, params)
+export function dampingScore (price: number, job: AuctionJob, params: ScoringParams = defaultScoringParams, cached?: readonly CID[]): number {
+  return effectivePrice({ price, reliability: estimateReliability({ ok: 0, failed: 0 }, params), cacheFactor: cacheFactor(job.payload.workload, cached) }, job.payload.sla.tier, params)
 }
 
 /** What `shouldStaySilent` weighs: the job, this provider's ask and the other providers' bids it saw. */
@@ -123,6 +125,8 @@ export interface DampingInput {
   job: AuctionJob
   /** This provider's ask, micros per GPU-hour. */
   price: number
+  /** The job's inputs this provider's bid will list as cached (input-cache.ts), if any. */
+  cached?: readonly CID[] | undefined
   /** Other providers' bids for this round (OpenedMessage<'bid'> fits). */
   seen: Iterable<AuctionBid>
   /** When the award will be decided, as this provider estimates it (the round's close): screening's now. */
@@ -145,11 +149,12 @@ export function shouldStaySilent (input: DampingInput): boolean {
   // count, so it is not screened, and the pass stops once `enough` have counted (the same answer)
   const tier = input.job.payload.sla.tier
   const reliability = estimateReliability({ ok: 0, failed: 0 }, params)
-  const mine = effectivePrice({ price: input.price, reliability }, tier, params)
+  const workload = input.job.payload.workload
+  const mine = effectivePrice({ price: input.price, reliability, cacheFactor: cacheFactor(workload, input.cached) }, tier, params)
   let better = 0
   for (const bid of input.seen) {
     if (better >= enough) return true
-    if (!(effectivePrice({ price: bid.payload.price, reliability }, tier, params) <= mine)) continue
+    if (!(effectivePrice({ price: bid.payload.price, reliability, cacheFactor: cacheFactor(workload, bid.payload.cached) }, tier, params) <= mine)) continue
     if (excluded.includes(bid.signer) || screenBid(bid, input.job, input.decidedAt) !== undefined) continue
     better++
   }

@@ -5,6 +5,7 @@
  * checks no signature: the shell (node/market/provider*.ts, or the simulator) seals and opens messages
  * and tells the agent who signed what.
  */
+import type { CID } from '../../crypto/index.js'
 import type { Award, JobState } from '../messages/award.js'
 import type { JobCancel } from '../messages/auction.js'
 import type { Bid } from '../messages/bid.js'
@@ -38,8 +39,12 @@ export type ProviderAgentEvent =
   | { type: 'ad-changed', now: number, ad: CapabilityAd | undefined }
   /** The owner's own work ahead (replaces the previous list; past holds may be left out). */
   | { type: 'holds-changed', now: number, holds: readonly OwnerHold[] }
-  /** A job request (round 1: no `round`) or a re-opened round of one. */
-  | { type: 'job-seen', now: number, job: AgentJob, round?: AuctionRoundInfo }
+  /**
+   * A job request (round 1: no `round`) or a re-opened round of one. `held`: which of the job's input
+   * CIDs (strings) this node holds in its blob store now, so its bid can list them as `cached`
+   * (input-cache.ts); absent = none.
+   */
+  | { type: 'job-seen', now: number, job: AgentJob, round?: AuctionRoundInfo, held?: readonly string[] }
   /** Another provider's bid from gossip (for damping). */
   | { type: 'bid-seen', now: number, bid: AuctionBid }
   /** The shell's answer to `send-bid`, right after it: the id and payload of the bid it signed. */
@@ -95,8 +100,12 @@ type OfferLifecycleEffect =
 export type OfferEffect = OfferLifecycleEffect & { bid: string, job: string }
 
 export type ProviderAgentEffect =
-  /** Seal and publish a bid on `job` (`request`: the job as the shell passed it in) for `round` on the decision's terms, valid until `expiresAt`; answer with `bid-sealed`. */
-  | { type: 'send-bid', job: string, round: number, request: AgentJob, decision: Extract<BidDecision, { kind: 'bid' }>, closesAt: number, expiresAt: number }
+  /**
+   * Seal and publish a bid on `job` (`request`: the job as the shell passed it in) for `round` on the
+   * decision's terms, valid until `expiresAt`, listing `cached` (the job's inputs this node held when it
+   * saw the job, in the bid's order; absent = none); answer with `bid-sealed`.
+   */
+  | { type: 'send-bid', job: string, round: number, request: AgentJob, decision: Extract<BidDecision, { kind: 'bid' }>, closesAt: number, expiresAt: number, cached?: readonly CID[] }
   /** Refuse the award (abort the exec stream). */
   | { type: 'refuse-award', award: string, reason: AwardRefusal, message: string }
   /** The award was taken on for the bid: bind the exec stream to it and keep the award as evidence. */

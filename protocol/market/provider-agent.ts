@@ -12,7 +12,9 @@
 import type { JobCancel } from '../messages/auction.js'
 import type { CapabilityAd } from '../messages/capability-ad.js'
 import type { PaymentCommitment } from '../messages/settlement.js'
+import type { CID } from '../../crypto/index.js'
 import type { AuctionBid } from './award.js'
+import { cachedInputs } from './input-cache.js'
 import { SeenBids } from './seen-bids.js'
 import { reviewAward, startNow } from './award-review.js'
 import { BusyJobs, Reservations, UNFINISHED_AWARD_HORIZON_MS, allocationFor } from './reservations.js'
@@ -45,7 +47,7 @@ export const MAX_REFUSED_SHOWN = 256
 
 type BidTerms = Extract<BidDecision, { kind: 'bid' }>
 
-interface Pending { job: AgentJob, round: number, info?: AuctionRoundInfo, decision: BidTerms, closesAt: number, at: number }
+interface Pending { job: AgentJob, round: number, info?: AuctionRoundInfo, decision: BidTerms, closesAt: number, at: number, cached: CID[] }
 
 interface Offer {
   job: AgentJob
@@ -100,7 +102,7 @@ export class ProviderAgent {
   /** GPUs held by this node's outstanding bids, by job#round (reservations.ts). */
   private readonly holds = new Reservations()
   /** Jobs declined BUSY while bids held GPUs: decided again when a hold is released. */
-  private readonly busy = new BusyJobs<{ job: AgentJob, round: AuctionRoundInfo | undefined, receivedAt: number }>()
+  private readonly busy = new BusyJobs<{ job: AgentJob, round: AuctionRoundInfo | undefined, receivedAt: number, held: readonly string[] | undefined }>()
   private readonly endedCounts: Partial<Record<ProviderStatus, number>> = {}
   /** Ended offers whose stream ended: forgotten at the start of the next event (onRequesterGone). */
   private readonly forgetting: string[] = []
@@ -148,7 +150,7 @@ export class ProviderAgent {
     switch (e.type) {
       case 'ad-changed': this.ad = e.ad; return
       case 'holds-changed': this.ownerHolds = e.holds.map(ownerAllocation); return
-      case 'job-seen': return this.considerJob(e.job, e.round)
+      case 'job-seen': return this.considerJob(e.job, e.round, this.now, e.held)
       case 'bid-seen': return this.onBidSeen(e.bid)
       case 'bid-sealed': return this.onBidSealed(e.job, e.round, e.bid, e.payload.expiresAt)
       case 'award-seen': return this.onAwardSeen(e.award)
@@ -269,7 +271,7 @@ export class ProviderAgent {
   // -------------------------------------------------------------------------------------------
 
   /** Decide on a job seen at `receivedAt` (now, or earlier for a job decided again: its window stays as it was). */
-  private considerJob (job: AgentJob, round: AuctionRoundInfo | undefined, receivedAt = this.now): void {
+  private considerJob (job: AgentJob, round: AuctionRoundInfo | undefined, receivedAt = this.now, held?: readonly string[]): void {
     const id = job.cid.toString()
     const roundNo = round?.round ?? 1
     const ad = this.ad
@@ -289,15 +291,17 @@ export class ProviderAgent {
     if (now >= closesAt) return this.note('debug', 'the bid window has closed', { job: id, round: roundNo })
     const decision = decideBid(p, { ad, allocations: this.committed(now), preemptExactLimit: this.params.preemptExactLimit }, now)
     if (decision.kind === 'decline') {
-      if (decision.reason === 'BUSY' && this.holds.size > 0) this.busy.add(k ?? key(id, roundNo), { job, round, receivedAt }, closesAt)
+      if (decision.reason === 'BUSY' && this.holds.size > 0) this.busy.add(k ?? key(id, roundNo), { job, round, receivedAt, held }, closesAt)
       return this.note('debug', 'not bidding', { job: id, round: roundNo, reason: decision.reason, detail: decision.detail })
     }
     const kk = k ?? key(id, roundNo)
-    this.holds.hold(kk, { job: id, request: job, round: roundNo, attempt: round?.attempt ?? 1, requester: job.signer, hold: allocationFor(id, p, decision), opensAt: round?.opensAt, closesAt, excluded: round?.excluded, until: closesAt + this.params.bidHoldMs })
+    const have = held === undefined || held.length === 0 ? undefined : new Set(held)
+    const cached = have === undefined ? [] : cachedInputs(p.workload.inputs, (cid) => have.has(cid))
+    this.holds.hold(kk, { job: id, request: job, round: roundNo, attempt: round?.attempt ?? 1, requester: job.signer, hold: allocationFor(id, p, decision), ...(cached.length > 0 ? { cached } : {}), opensAt: round?.opensAt, closesAt, excluded: round?.excluded, until: closesAt + this.params.bidHoldMs })
     const delay = this.damping
       ? dampingDelayMs(decision.fit, tieBreakUniform(this.peerId, id, roundNo), p.auction.bidWindowMs, this.params.bidDelayFraction, this.params.bidSpreadShare, this.params.dampingGroupSize)
       : 0
-    this.pending.set(kk, { job, round: roundNo, ...(round !== undefined ? { info: round } : {}), decision, closesAt, at: now + delay })
+    this.pending.set(kk, { job, round: roundNo, ...(round !== undefined ? { info: round } : {}), decision, closesAt, at: now + delay, cached })
     this.pendingJobs.set(id, (this.pendingJobs.get(id) ?? 0) + 1)
     this.pendingMin = Math.min(this.pendingMin ?? Infinity, now + delay)
   }
@@ -327,7 +331,7 @@ export class ProviderAgent {
   /** Holds were released: decide again on the jobs declined BUSY for them, while their windows are open. */
   private released (keys: readonly string[] | boolean): void {
     if (keys === false || (Array.isArray(keys) && keys.length === 0) || this.busy.size === 0) return
-    for (const w of this.busy.take(this.now)) this.considerJob(w.job, w.round, w.receivedAt)
+    for (const w of this.busy.take(this.now)) this.considerJob(w.job, w.round, w.receivedAt, w.held)
   }
 
   private offerFor (job: string, round: number): boolean {
@@ -349,11 +353,11 @@ export class ProviderAgent {
     // screened and scored as the award will be, at the round's close (protocol/README §5.6 "Damping")
     if (this.damping) {
       const seen = this.seen.bids(id, p.info?.opensAt, now)
-      const silent = shouldStaySilent({ job: p.job, price: p.decision.price, seen, decidedAt: Math.max(now, p.closesAt), excluded: p.info?.excluded, enough: this.params.enoughBetterBids, params: this.params.scoring })
+      const silent = shouldStaySilent({ job: p.job, price: p.decision.price, cached: p.cached, seen, decidedAt: Math.max(now, p.closesAt), excluded: p.info?.excluded, enough: this.params.enoughBetterBids, params: this.params.scoring })
       if (silent) return drop('staying silent: enough better bids seen')
     }
     this.sealing.set(k, p)
-    this.out.push({ type: 'send-bid', job: id, round: p.round, request: p.job, decision: p.decision, closesAt: p.closesAt, expiresAt: p.closesAt + this.params.bidGraceMs })
+    this.out.push({ type: 'send-bid', job: id, round: p.round, request: p.job, decision: p.decision, closesAt: p.closesAt, expiresAt: p.closesAt + this.params.bidGraceMs, ...(p.cached.length > 0 ? { cached: p.cached } : {}) })
   }
 
   /** The shell signed the bid: track it as an offer (before it is published, so an award that comes back at once finds it). */

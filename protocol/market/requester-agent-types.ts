@@ -156,6 +156,8 @@ export interface AgentBidView {
   rttMs?: number
   /** Whether `rttMs` was measured or estimated from locations (rtt-view.ts). */
   rttSource?: 'measured' | 'estimated'
+  /** How many of the job's input entries the bid lists as `cached` (input-cache.ts); absent: none. */
+  cached?: number
 }
 
 /** The current award as the job view shows it. */
@@ -172,6 +174,8 @@ export interface AgentAwardView {
   /** One line: why this bid won (effective prices of the winner and the runner-up). */
   why: string
   awardedAt: number
+  /** The winning bid's cached inputs (input-cache.ts): their paths, and the transfer seconds saved at the assumed 1 MiB/s; absent: none. */
+  cached?: { paths: string[], savedSec: number }
 }
 
 /** What the shell may read about a job. */

@@ -28,6 +28,7 @@ import type { JobRequest } from '../messages/job-request.js'
 import { peerNetworks, type AddressLookup, type ClusterLookup, type NetworkLookup } from '../trust/replicate.js'
 import { decideAward, screenBids, tooFarScreen, type AuctionBid } from './award.js'
 import { assessBid } from './bid-store.js'
+import { cachedSummary } from './input-cache.js'
 import { defaultMarketParams, type MarketParams } from './params.js'
 import {
   isRequesterFinal, reduceRequester, requesterInitFromJob, resumeRequesterJob, startRequesterJob,
@@ -379,8 +380,9 @@ export class RequesterAgent implements ReplicaHost {
     for (const kept of job.bids.keys()) if (!held.has(kept)) job.bids.delete(kept)
     job.bidViews = job.bidViews.filter((v) => held.has(v.cid))
     job.bids.set(cid, e.bid)
-    job.bidViews.push({ cid, provider: e.bid.signer, price: e.bid.payload.price, model: e.model, region: e.region })
-    out.push(note(job, 'bid', `bid ${credits(e.bid.payload.price)}/GPU-h (${e.model}, ${e.region})`, e.bid.signer))
+    const cached = cachedSummary(job.request.workload, e.bid.payload.cached)
+    job.bidViews.push({ cid, provider: e.bid.signer, price: e.bid.payload.price, model: e.model, region: e.region, ...(cached !== undefined ? { cached: cached.paths.length } : {}) })
+    out.push(note(job, 'bid', `bid ${credits(e.bid.payload.price)}/GPU-h (${e.model}, ${e.region}${cached !== undefined ? `, ${cached.paths.length} of ${job.request.workload.inputs.length} inputs cached` : ''})`, e.bid.signer))
   }
 
   /**
@@ -426,6 +428,7 @@ export class RequesterAgent implements ReplicaHost {
     const run = runsOf(job).find((r) => r.decision?.attempt === e.attempt && (e.provider === undefined || r.decision.provider === e.provider))
     const d = run?.decision
     if (run === undefined || d === undefined) return
+    const cached = cachedSummary(job.request.workload, job.bids.get(d.fields.bid.toString())?.payload.cached)
     run.award = {
       attempt: e.attempt,
       cid: e.award,
@@ -435,7 +438,8 @@ export class RequesterAgent implements ReplicaHost {
       paymentRule: e.paymentRule,
       considered: d.fields.considered.length,
       why: d.why,
-      awardedAt: e.now
+      awardedAt: e.now,
+      ...(cached !== undefined ? { cached } : {})
     }
   }
 

@@ -25,9 +25,11 @@
  * `BusyJobs` and is decided again when a hold is released, while its window is open, so providers that
  * all bid on the first of many concurrent jobs are not lost to the rest. Pure; time comes in as `now`.
  */
+import type { CID } from '../../crypto/index.js'
 import type { JobRequest } from '../messages/job-request.js'
 import type { AuctionBid, AuctionJob } from './award.js'
-import { screenBid } from './award.js'
+import { bidCacheFactor, screenBid } from './award.js'
+import { cacheFactor } from './input-cache.js'
 import { estimateReliability, type Outcomes } from './reliability.js'
 import { effectivePrice, type ScoringParams } from './scoring.js'
 import type { Allocation, BidDecision } from './types.js'
@@ -41,6 +43,8 @@ export interface Reservation {
   readonly requester: string
   /** What the bid offers, as the allocation it would become (its `price`: the ask). */
   readonly hold: Allocation
+  /** The job's inputs the bid lists as cached (input-cache.ts), if any: they lower its score. */
+  readonly cached?: readonly CID[] | undefined
   /** The round's window: when it opened (its issuedAt; undefined: round 1) and closes, by this node's clock. */
   readonly opensAt?: number | undefined
   readonly closesAt: number
@@ -140,7 +144,8 @@ export class Reservations {
     return this.releaseWhere((r) => r.job === job && (r.opensAt === undefined || bid.payload.issuedAt >= r.opensAt) &&
       r.excluded?.includes(bid.signer) !== true && screenBid(bid, r.request, r.closesAt) === undefined &&
       !this.mayHoldUnfinished(r.requester, bid.signer, r.closesAt) &&
-      beats(bid.payload.price, r.hold.price, this.reliabilityAt(r.requester, params), r.request, params))
+      beats(bid.payload.price, r.hold.price, this.reliabilityAt(r.requester, params), r.request, params,
+        bidCacheFactor(r.request, bid), cacheFactor(r.request.payload.workload, r.cached)))
   }
 
   /** The job request of a hold on `job`, if this node holds GPUs for one of its rounds. */
@@ -189,11 +194,12 @@ export class Reservations {
 
 /**
  * True when a stranger's ask of `theirs` (the prior's reliability) scores strictly below this
- * provider's ask of `mine` at reliability `myReliability`, both at the default RTT, for `job`'s tier.
+ * provider's ask of `mine` at reliability `myReliability`, both at the default RTT and each at its
+ * own cache factor (input-cache.ts; 1: nothing cached), for `job`'s tier.
  */
-export function beats (theirs: number, mine: number, myReliability: number, job: AuctionJob, params: ScoringParams): boolean {
+export function beats (theirs: number, mine: number, myReliability: number, job: AuctionJob, params: ScoringParams, theirCache = 1, myCache = 1): boolean {
   const tier = job.payload.sla.tier
-  return effectivePrice({ price: theirs }, tier, params) < effectivePrice({ price: mine, reliability: myReliability }, tier, params)
+  return effectivePrice({ price: theirs, cacheFactor: theirCache }, tier, params) < effectivePrice({ price: mine, reliability: myReliability, cacheFactor: myCache }, tier, params)
 }
 
 /** At most this many jobs wait for held GPUs; the oldest give way. */

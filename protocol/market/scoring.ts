@@ -2,9 +2,10 @@
  * The auction's scoring rule (DESIGN §5): public, pure and deterministic, so every node that feeds it
  * the same inputs ranks the same bids in the same order.
  *
- *     effectivePrice = price × reliabilityFactor × distanceFactor          (lower is better)
+ *     effectivePrice = price × (reliabilityFactor × distanceFactor × cacheFactor)   (lower is better)
  *     reliabilityFactor = 1 + TIER_RELIABILITY_WEIGHT[tier] × (1 − reliability)
  *     distanceFactor    = 1 + min(maxDistancePenalty, distancePenaltyPer100Ms × rttMs / 100)
+ *     cacheFactor       = the bid's transfer saving for its job (input-cache.ts), 1 when nothing is cached
  *
  * A perfectly reliable provider next door is scored at its ask; an unreliable one far away is scored
  * at up to (1 + w_tier) × (1 + maxDistancePenalty) times its ask. `reliability` is the requester's own
@@ -140,6 +141,11 @@ export interface ScoreInput {
   reliability?: number | undefined
   /** Round-trip time to the provider; undefined = never measured. */
   rttMs?: number | undefined
+  /**
+   * The bid's cached-input factor (input-cache.ts `cacheFactor`, from the job and the bid alone, no
+   * view); undefined = 1 (nothing cached).
+   */
+  cacheFactor?: number | undefined
 }
 
 /** A bid as the ranking sees it. */
@@ -175,12 +181,23 @@ export function distanceFactor (rttMs: number | undefined, params: ScoringParams
   return 1 + Math.min(params.maxDistancePenalty, params.distancePenaltyPer100Ms * (effectiveRttMs(rttMs, params) / 100))
 }
 
-/** The multiplier applied to a provider's price: reliabilityFactor × distanceFactor, ≥ 1. */
-export function scoreFactor (input: Omit<ScoreInput, 'price'>, tier: Tier, params: ScoringParams = defaultScoringParams): number {
-  return reliabilityFactor(input.reliability, tier, params) * distanceFactor(input.rttMs, params)
+/** The cache factor scoring uses: in (0, 1]; unknown, NaN or out of range → 1. */
+export function effectiveCacheFactor (factor: number | undefined): number {
+  return factor !== undefined && factor > 0 && factor <= 1 ? factor : 1
 }
 
-/** The largest factor any provider can get in `tier` (reliability 0, RTT at or beyond the cap). */
+/**
+ * The multiplier applied to a provider's price: (reliabilityFactor × distanceFactor) × cacheFactor,
+ * in that order; ≥ 1 when nothing is cached (× 1 leaves the product's bits as they were).
+ */
+export function scoreFactor (input: Omit<ScoreInput, 'price'>, tier: Tier, params: ScoringParams = defaultScoringParams): number {
+  return reliabilityFactor(input.reliability, tier, params) * distanceFactor(input.rttMs, params) * effectiveCacheFactor(input.cacheFactor)
+}
+
+/**
+ * The largest factor any provider can get in `tier` (reliability 0, RTT at or beyond the cap), before
+ * its cache factor: a bid's worst factor is this × its own cache factor, which is view-independent.
+ */
 export function worstScoreFactor (tier: Tier, params: ScoringParams = defaultScoringParams): number {
   return (1 + params.tierWeights[tier]) * (1 + params.maxDistancePenalty)
 }

@@ -69,6 +69,15 @@ describe('node configuration', () => {
     }
   })
 
+  it('takes provider.inputCacheMiB as whole MiB ≥ 0, by default 10240, and names a bad one', () => {
+    assert.equal(resolveConfig([]).provider.inputCacheMiB, 10_240)
+    for (const ok of [0, 1, 512]) assert.equal(resolveConfig([{ source: 'config.json', values: { provider: { inputCacheMiB: ok } } }]).provider.inputCacheMiB, ok)
+    for (const bad of [-1, 1.5, 'lots']) {
+      const err = configError(() => resolveConfig([{ source: 'config.json', values: { provider: { inputCacheMiB: bad } } }]))
+      assert.equal(err.issues[0]?.field, 'provider.inputCacheMiB')
+    }
+  })
+
   it('refuses unknown settings, at any depth', () => {
     const err = configError(() => resolveConfig([{ source: 'config.json', values: { dht: { mod: 'server' } } }]))
     assert.equal(err.issues[0]?.field, 'dht.mod')
