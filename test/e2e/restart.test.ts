@@ -41,22 +41,23 @@ describe('restart recovery: a daemon killed with SIGKILL mid-job resumes it', fu
   const ledgerEntry = async (d: DaemonProcess, job: string): Promise<LedgerView['entries'][number] | undefined> =>
     (await d.api<LedgerView>('/v1/ledger')).entries.find((e) => e.job === job)
 
-  it('the requester: killed while the job runs, restarted, it re-opens the stream, fetches the outputs and pays', async () => {
-    const submitted = await buyer.cli(['job', 'submit', '--label', 'e2e-restart', '--gpus', '1', '--max-price', '2', '--bid-window', '1s', '--max-runtime', '2m',
-      '--outputs', 'out.txt', '--', '/bin/sh', '-c', 'echo before; sleep 8; echo after; echo resumed > out.txt'])
+  /** Submit `script` (writing out.txt) and wait until the provider runs it. */
+  async function runningJob (label: string, script: string): Promise<{ id: string, view: JobView }> {
+    const submitted = await buyer.cli(['job', 'submit', '--label', label, '--gpus', '1', '--max-price', '2', '--bid-window', '1s', '--max-runtime', '2m',
+      '--outputs', 'out.txt', '--', '/bin/sh', '-c', script])
     assert.equal(submitted.code, 0, submitted.stderr)
     const id = submitted.stdout.trim()
-    const running = await eventually('the job to run', async () => {
+    const view = await eventually('the job to run', async () => {
       const v = await buyer.api<JobView>('/v1/job', { id })
       assert.ok(!['settled', 'failed', 'expired', 'cancelled'].includes(v.status), `${v.status}: ${v.reason ?? ''}`)
       return v.status === 'running' && v.events.some((e) => e.type === 'running' || e.type === 'accepted') ? v : undefined
     })
-    assert.equal(running.award?.provider, providerId)
-    const award = running.award?.cid
+    assert.equal(view.award?.provider, providerId)
+    return { id, view }
+  }
 
-    await buyer.stop('SIGKILL')
-    buyer = await DaemonProcess.start(buyerArgs(), join(root, 'buyer'))
-
+  /** Wait for the job to settle on `award` (never failed on the way, nobody blamed), and both ledgers to agree. */
+  async function settledOn (id: string, award: string | undefined): Promise<JobView> {
     const done = await eventually('the job to settle after the restart', async () => {
       const v = await buyer.api<JobView>('/v1/job', { id })
       assert.ok(!['failed', 'expired', 'cancelled'].includes(v.status), `${v.status}: ${v.reason ?? ''}\n${JSON.stringify(v.events, null, 1)}`)
@@ -65,19 +66,9 @@ describe('restart recovery: a daemon killed with SIGKILL mid-job resumes it', fu
     // the same award, not a re-auction: the provider was never blamed
     assert.equal(done.award?.cid, award)
     assert.equal(done.round, 1)
-    assert.ok(done.events.some((e) => e.type === 'restarted'), JSON.stringify(done.events))
     assert.ok(!done.events.some((e) => e.type === 'failure'), JSON.stringify(done.events))
     assert.equal(done.receipt?.exitCode, 0)
     assert.equal(done.receipt?.outputsValid, true)
-    const logs = await buyer.cli(['job', 'logs', id])
-    assert.equal(logs.code, 0, logs.stderr)
-    assert.match(logs.stdout, /before/)
-    assert.match(logs.stdout, /after/)
-    // the output came through the restarted node
-    const result = await buyer.cli(['job', 'result', id, '--out', join(root, 'out')])
-    assert.equal(result.code, 0, result.stderr)
-
-    // both ledgers hold the same award, amount and ending
     const spent = await ledgerEntry(buyer, id)
     assert.ok(spent !== undefined && spent.state === 'settled', JSON.stringify(spent))
     const earned = await eventually('the provider to settle', async () => {
@@ -86,41 +77,30 @@ describe('restart recovery: a daemon killed with SIGKILL mid-job resumes it', fu
     }, 20_000)
     assert.deepEqual([earned.award, earned.cumulative], [spent.award, spent.cumulative])
     assert.ok(spent.cumulative > 0)
+    return done
+  }
+
+  it('the requester: killed while the job runs, restarted, it re-opens the stream, fetches the outputs and pays', async () => {
+    const { id, view } = await runningJob('e2e-restart', 'echo before; sleep 8; echo after; echo resumed > out.txt')
+    await buyer.stop('SIGKILL')
+    buyer = await DaemonProcess.start(buyerArgs(), join(root, 'buyer'))
+    const done = await settledOn(id, view.award?.cid)
+    assert.ok(done.events.some((e) => e.type === 'restarted'), JSON.stringify(done.events))
+    const logs = await buyer.cli(['job', 'logs', id])
+    assert.equal(logs.code, 0, logs.stderr)
+    assert.match(logs.stdout, /before/)
+    assert.match(logs.stdout, /after/)
+    // the output came through the restarted node
+    const result = await buyer.cli(['job', 'result', id, '--out', join(root, 'out')])
+    assert.equal(result.code, 0, result.stderr)
   })
 
   it('the provider: killed while the job runs, restarted, it takes the award up again, runs the job anew and is paid', async () => {
-    const submitted = await buyer.cli(['job', 'submit', '--label', 'e2e-provider-restart', '--gpus', '1', '--max-price', '2', '--bid-window', '1s', '--max-runtime', '2m',
-      '--outputs', 'out.txt', '--', '/bin/sh', '-c', 'echo started; sleep 6; echo ran > out.txt'])
-    assert.equal(submitted.code, 0, submitted.stderr)
-    const id = submitted.stdout.trim()
-    const running = await eventually('the job to run', async () => {
-      const v = await buyer.api<JobView>('/v1/job', { id })
-      assert.ok(!['settled', 'failed', 'expired', 'cancelled'].includes(v.status), `${v.status}: ${v.reason ?? ''}`)
-      return v.status === 'running' && v.events.some((e) => e.type === 'running' || e.type === 'accepted') ? v : undefined
-    })
-    assert.equal(running.award?.provider, providerId)
+    const { id, view } = await runningJob('e2e-provider-restart', 'echo started; sleep 6; echo ran > out.txt')
     await new Promise((resolve) => setTimeout(resolve, 1_500))
-
     await provider.stop('SIGKILL')
     provider = await DaemonProcess.start(providerArgs(), join(root, 'provider'))
-
-    const done = await eventually('the job to settle after the provider restarted', async () => {
-      const v = await buyer.api<JobView>('/v1/job', { id })
-      assert.ok(!['failed', 'expired', 'cancelled'].includes(v.status), `${v.status}: ${v.reason ?? ''}\n${JSON.stringify(v.events, null, 1)}`)
-      return v.status === 'settled' ? v : undefined
-    }, 90_000)
-    assert.equal(done.award?.cid, running.award?.cid)
-    assert.equal(done.round, 1)
+    const done = await settledOn(id, view.award?.cid)
     assert.ok(done.events.some((e) => e.type === 'stream-failed'), JSON.stringify(done.events))
-    assert.ok(!done.events.some((e) => e.type === 'failure'), JSON.stringify(done.events))
-    assert.equal(done.receipt?.exitCode, 0)
-    assert.equal(done.receipt?.outputsValid, true)
-    const spent = await ledgerEntry(buyer, id)
-    assert.ok(spent !== undefined && spent.state === 'settled', JSON.stringify(spent))
-    const earned = await eventually('the restarted provider to settle', async () => {
-      const e = await ledgerEntry(provider, id)
-      return e?.state === 'settled' ? e : undefined
-    }, 20_000)
-    assert.deepEqual([earned.award, earned.cumulative], [spent.award, spent.cumulative])
   })
 })

@@ -245,13 +245,19 @@ describe('a provider read back after its restart (restartProviderJob)', () => {
 })
 
 describe('the provider agent: an offer read back after a restart, and a requester resuming', () => {
-  it('is live again on its GPUs, waits for the requester; the award on a new stream resumes it and the run starts anew', () => {
+  /** A job bid on, awarded and started: the harness, the job, its bid and award. */
+  function started (): { h: Harness, job: ReturnType<typeof makeJob>, bid: ReturnType<Harness['bidOn']>, award: ReturnType<Harness['award']> } {
     const h = new Harness(defaultMarketParams, false)
     const job = makeJob()
     const bid = h.bidOn(job)
     const award = h.award(job, bid)
     h.send({ type: 'inputs-fetched', now: h.now, bid: bid.bid })
     h.send({ type: 'started', now: h.now, bid: bid.bid })
+    return { h, job, bid, award }
+  }
+
+  it('is live again on its GPUs, waits for the requester; the award on a new stream resumes it and the run starts anew', () => {
+    const { h, job, bid, award } = started()
     const saved = h.agent.offer(bid.bid)?.state
     assert.equal(saved?.status, 'running')
 
@@ -276,12 +282,7 @@ describe('the provider agent: an offer read back after a restart, and a requeste
   })
 
   it('a requester that resumes a running job (no restart here) gets its status at once; a final job is not resumed', () => {
-    const h = new Harness(defaultMarketParams, false)
-    const job = makeJob()
-    const bid = h.bidOn(job)
-    const award = h.award(job, bid)
-    h.send({ type: 'inputs-fetched', now: h.now, bid: bid.bid })
-    h.send({ type: 'started', now: h.now, bid: bid.bid })
+    const { h, job, bid, award } = started()
     h.send({ type: 'requester-gone', now: h.now, bid: bid.bid })
     const again = (): ProviderAgentEffect[] => h.send({ type: 'award', now: h.now, award: { id: award.id, signer: REQUESTER, payload: award.payload }, from: REQUESTER })
     const back = again()
