@@ -6,7 +6,7 @@
  * was lost with the process: it starts again when the requester re-opens the stream.
  */
 import { CID, decodeCanonical } from '../../crypto/index.js'
-import { RESTART_SEQ_GAP, openMessage, type EvidenceRef, type Kind, type OpenedMessage } from '../../protocol/index.js'
+import { RESTART_SEQ_GAP, type EvidenceRef } from '../../protocol/index.js'
 import type { BlobStore } from '../blobs/store.js'
 import type { Logger } from '../logger.js'
 import { checkManifest } from './manifest.js'
@@ -25,19 +25,10 @@ export async function restoreOffer (record: ProviderRecord, store: MarketStore, 
   const m = record.machine
   if (m?.award === undefined || !IN_FLIGHT.has(m.status)) return undefined
   if (m.status !== 'completed' && m.lastStatusAt !== undefined && now >= m.lastStatusAt + m.award.leaseMs) return undefined
-  const open = async <K extends Kind>(cid: string | undefined, kind: K): Promise<OpenedMessage<K> | undefined> => {
-    const bytes = cid === undefined ? undefined : await store.getEnvelope(cid)
-    if (bytes === undefined) return undefined
-    try {
-      return openMessage(bytes, kind, { now, historical: true })
-    } catch (err) {
-      log.warn('a stored envelope does not open: the job cannot go on', { job: record.job, kind, error: err })
-      return undefined
-    }
-  }
-  const request = await open(record.envelopes.request, 'job-request')
-  const bid = await open(record.envelopes.bid, 'bid')
-  const award = await open(record.envelopes.award, 'award')
+  const bad = (err: unknown): void => { log.warn('a stored envelope does not open: the job cannot go on', { job: record.job, error: err }) }
+  const request = await store.openEnvelope(record.envelopes.request, 'job-request', now, bad)
+  const bid = await store.openEnvelope(record.envelopes.bid, 'bid', now, bad)
+  const award = await store.openEnvelope(record.envelopes.award, 'award', now, bad)
   if (request === undefined || bid === undefined || award === undefined || award.cid.toString() !== m.award.award) return undefined
   const offer = newOffer(request, record.round, bid)
   offer.award = award

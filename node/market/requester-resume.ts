@@ -7,7 +7,7 @@
  */
 import { stat } from 'node:fs/promises'
 import { join } from 'node:path'
-import { awardKey, openMessage, type OpenedMessage } from '../../protocol/index.js'
+import { awardKey } from '../../protocol/index.js'
 import { LOG_WINDOW } from '../services/exec.js'
 import type { ActiveJob, Attempt, RequesterShell } from './requester-job.js'
 import type { LedgerEntry } from './views.js'
@@ -28,15 +28,8 @@ export async function restoreAttempt (shell: RequesterShell, active: ActiveJob):
   if (active.request.payload.verification.mode === 'replicate') return false
   if (view.attempt !== engagement.attempt || view.provider !== engagement.provider) return false
   const now = shell.scheduler.now()
-  const bytes = await store.getEnvelope(view.cid)
-  if (bytes === undefined) return false
-  let award: OpenedMessage<'award'>
-  try {
-    award = openMessage(bytes, 'award', { now, historical: true })
-  } catch (err) {
-    log.warn('a stored award does not open: the job cannot resume', { job: active.id, error: err })
-    return false
-  }
+  const award = await store.openEnvelope(view.cid, 'award', now, (err) => { log.warn('a stored award does not open: the job cannot resume', { job: active.id, error: err }) })
+  if (award === undefined) return false
   const entry = await store.get<LedgerEntry>('ledger', view.cid)
   // the log file is the truth (the record's count may be a write behind); the award's part starts at logStart
   const onDisk = await stat(join(shell.jobDir(active.id), 'log')).then((s) => s.size, () => 0)
@@ -47,7 +40,7 @@ export async function restoreAttempt (shell: RequesterShell, active: ActiveJob):
     award,
     provider: engagement.provider,
     price: engagement.price,
-    evidence: { award: bytes },
+    evidence: { award: award.bytes },
     paySeq: entry?.seq ?? 0,
     logReceived: received,
     logBytes: received,
@@ -55,15 +48,10 @@ export async function restoreAttempt (shell: RequesterShell, active: ActiveJob):
     grants: new Set([LOG_WINDOW, received + LOG_WINDOW])
   }
   if (state.status === 'verifying') {
-    const cid = active.record.receipt?.cid
-    const receiptBytes = cid === undefined ? undefined : await store.getEnvelope(cid)
-    if (receiptBytes === undefined) return false
-    try {
-      attempt.receipt = openMessage(receiptBytes, 'receipt', { now, historical: true })
-    } catch {
-      return false
-    }
-    attempt.evidence.receipt = receiptBytes
+    const receipt = await store.openEnvelope(active.record.receipt?.cid, 'receipt', now)
+    if (receipt === undefined) return false
+    attempt.receipt = receipt
+    attempt.evidence.receipt = receipt.bytes
     attempt.logAtReceipt = received
   }
   active.attempts.set(awardKey(attempt.number, attempt.provider), attempt)

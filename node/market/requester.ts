@@ -92,7 +92,8 @@ export class RequesterMarket implements RequesterShell {
         this.options.gossip.subscribe(jobTopics(request.payload.placement))
       }
       const now = this.scheduler.now()
-      const envelope = wasFinal || request.payload.verification.mode === 'none' ? undefined : openMessage(bytes, 'job-request', { now, historical: true })
+      // a verified job's comparison reads the opened request: the one read back here
+      const envelope = wasFinal || request.payload.verification.mode === 'none' ? undefined : request
       this.dispatch(active, {
         type: 'job-restored', now, cid: request.cid, request: request.payload, state: record.state,
         ...(record.award !== undefined ? { award: record.award } : {}), bids: record.bids, ...(envelope !== undefined ? { envelope } : {})

@@ -29,6 +29,7 @@
  * time, so the journal's last line for a key is the value the database holds.
  */
 import type { Level } from 'level'
+import { openMessage, type Kind, type OpenedMessage } from '../../protocol/index.js'
 import type { EvidenceQuota } from '../../protocol/trust/evidence-budget.js'
 import type { HistoryEntry } from '../../protocol/trust/history.js'
 import { encodeJsonLine, type StoreJournal } from '../store-journal.js'
@@ -177,6 +178,21 @@ export class MarketStore {
 
   async getEnvelope (cid: string): Promise<Uint8Array | undefined> {
     return await this.envelopes.get(cid)
+  }
+
+  /**
+   * A kept envelope of `kind`, opened as stored evidence is (signature and schema checked, not its
+   * freshness); undefined when it is not kept or does not open (`onBad` is told why).
+   */
+  async openEnvelope<K extends Kind> (cid: string | undefined, kind: K, now: number, onBad?: (err: unknown) => void): Promise<OpenedMessage<K> | undefined> {
+    const bytes = cid === undefined ? undefined : await this.getEnvelope(cid)
+    if (bytes === undefined) return undefined
+    try {
+      return openMessage(bytes, kind, { now, historical: true })
+    } catch (err) {
+      onBad?.(err)
+      return undefined
+    }
   }
 
   async putLedger (entry: LedgerEntry): Promise<void> {

@@ -32,7 +32,7 @@ import { cachedSummary } from './input-cache.js'
 import { defaultMarketParams, type MarketParams } from './params.js'
 import {
   isRequesterFinal, reduceRequester, requesterInitFromJob, resumeRequesterJob, startRequesterJob,
-  type RequesterEffect, type RequesterEvent, type RequesterJob, type RequesterTransition
+  type RequesterEffect, type RequesterEvent, type RequesterJob, type RequesterStatus, type RequesterTransition
 } from './requester-lifecycle.js'
 import { Reputation } from './reputation.js'
 import {
@@ -95,7 +95,7 @@ export const MAX_PROVEN_PROVIDERS = 4096
 const MAX_BIDDER_ADDRESSES = 4096
 
 /** What a restarted job does next, by the status it was saved in (resumeRequesterJob). */
-const RESUMING: Partial<Record<string, string>> = {
+const RESUMING: Partial<Record<RequesterStatus, string>> = {
   awarded: 're-opening the stream to the provider',
   running: 're-opening the stream to the provider',
   verifying: 'fetching the outputs again',
