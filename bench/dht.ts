@@ -17,7 +17,8 @@
  * Env: BENCH_NODES="20,50", BENCH_QUERIES=100 (find-providers per size), BENCH_RAW_QUERIES=40,
  * BENCH_PROVIDES=20 (fresh-key provides per size), BENCH_ANNOUNCE_TIMEOUT_S=240, BENCH_SEED=1,
  * BENCH_IDLE=0 skips part 3; BENCH_IDLE_S, BENCH_IDLE_SETTLE_S, BENCH_IDLE_NETWORK, BENCH_IDLE_PEERS
- * (see bench/dht-idle.ts).
+ * (see bench/dht-idle.ts); BENCH_PROFILE=1 prints a CPU profile of the announce phase of each size
+ * (bench/profile.ts) and writes it to gpumesh-dht-<n>.cpuprofile in the working directory.
  */
 import '../node/polyfill.js'
 import { ms, pct, printTable, rng, type Row } from './stats.js'
@@ -30,6 +31,7 @@ import { capabilityKeyCid, lookupKeyFor, type ProviderQuery } from '../protocol/
 import { startDaemon, waitForAnnouncements, type NodeSpec, type TestNetwork } from '../test/helpers/network.js'
 import { IDLE_RSS_TARGET_MB, cleanupNow, idleOptionsFromEnv, runIdle, tempRoots, type IdleRow } from './dht-idle.js'
 import { CATALOG } from '../test/helpers/catalog.js'
+import { report as reportProfile, startProfile } from './profile.js'
 
 const SIZES = (process.env.BENCH_NODES ?? '20,50').split(',').map((s) => Number(s.trim())).filter((n) => n > 0)
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 100)
@@ -38,6 +40,7 @@ const FRESH_PROVIDES = Number(process.env.BENCH_PROVIDES ?? 20)
 const ANNOUNCE_TIMEOUT_MS = Number(process.env.BENCH_ANNOUNCE_TIMEOUT_S ?? 240) * 1000
 const SEED = Number(process.env.BENCH_SEED ?? 1)
 const IDLE = process.env.BENCH_IDLE !== '0'
+const PROFILE = process.env.BENCH_PROFILE === '1'
 const FIND_P95_TARGET_MS = 500
 const FIND_TARGET_NODES = 50
 const PROVIDE_TIMEOUT_MS = 30_000
@@ -203,11 +206,13 @@ async function benchSize (n: number): Promise<SizeResult> {
     const startMs = performance.now() - t0
     console.log(`  network up in ${ms(startMs)}; waiting for announcements…`)
     let unannounced = 0
+    const stopProfile = PROFILE ? await startProfile() : undefined
     try {
       await waitForAnnouncements(net.nodes, ANNOUNCE_TIMEOUT_MS)
     } catch (err) {
       console.log(`  not every key announced within ${ANNOUNCE_TIMEOUT_MS / 1000} s: ${(err as Error).message.slice(0, 200)}`)
     }
+    if (stopProfile !== undefined) await reportProfile(`announce phase, ${n} nodes`, await stopProfile(), `gpumesh-dht-${n}.cpuprofile`)
     const announceDoneMs = performance.now() - t0
     const perNode: number[] = []
     let lastProvided = t0Wall
