@@ -12,6 +12,7 @@ import type { Logger } from './logger.js'
 import type { NodeMetrics } from './metrics.js'
 
 export const PROVIDE_TIMEOUT_MS = 30_000
+/** Keys provided at once by default (config `dht.provideConcurrency`). */
 export const PROVIDE_CONCURRENCY = 4
 export const RETRY_MIN_MS = 2_000
 export const RETRY_MAX_MS = 60_000
@@ -39,7 +40,9 @@ export class Announcer {
     private readonly log: Logger,
     private readonly metrics?: NodeMetrics,
     /** Remembers the announced set, so a node that died without withdrawing cleans up at its next start. */
-    private readonly remember?: (keys: readonly string[]) => Promise<void>
+    private readonly remember?: (keys: readonly string[]) => Promise<void>,
+    /** Keys provided at once (config `dht.provideConcurrency`). */
+    private readonly concurrency = PROVIDE_CONCURRENCY
   ) {}
 
   /**
@@ -152,7 +155,7 @@ export class Announcer {
     const worker = async (): Promise<void> => {
       while (next < pending.length && !this.stopped && connected()) await this.provideOne(pending[next++] as string)
     }
-    await Promise.all(Array.from({ length: PROVIDE_CONCURRENCY }, worker))
+    await Promise.all(Array.from({ length: this.concurrency }, worker))
     const failed = [...this.keys.values()].filter((s) => !s.provided).length
     if (this.stopped || this.keys.size === 0) return
     if (!connected()) {

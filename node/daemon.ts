@@ -170,7 +170,7 @@ export class Daemon {
         throw new DaemonError('START_FAILED', `libp2p did not start: ${message}`, { cause: err })
       }
       const log = options.loggers.forComponent('dht')
-      const announcer = new Announcer(node, log, metrics, async (keys) => { await store.setAnnouncedKeys(keys) })
+      const announcer = new Announcer(node, log, metrics, async (keys) => { await store.setAnnouncedKeys(keys) }, options.config.dht.provideConcurrency)
       const daemon = new Daemon(options, identity, node, store, datastore, metrics, announcer)
       try {
         await daemon.afterStart()

@@ -15,6 +15,7 @@ import { isKnownTimeZone } from '../../protocol/time-zone.js'
 import { DHT_K } from '../../protocol/discovery-completeness.js'
 import { parseWindows, WindowSyntaxError } from './windows.js'
 import { DEFAULT_INPUT_CACHE_MIB } from '../blobs/input-cache.js'
+import { PROVIDE_CONCURRENCY } from '../announcer.js'
 import { NAT_MODES } from '../../protocol/nat/reachability.js'
 import { PROBE_BURST, PROBE_INTERVAL_MIN_MS, PROBE_INTERVAL_MS, PROBE_JITTER, PROBE_PER_HOUR } from '../../protocol/trust/probe-schedule.js'
 
@@ -145,6 +146,12 @@ export const configSchema = z.strictObject({
     alpha: z.int().min(1).max(20).default(3),
     /** Disjoint lookup paths (S/Kademlia): more resist eclipse attacks, each costs a lookup. */
     disjointPaths: z.int().min(1).max(20).default(2),
+    /**
+     * Capability keys this node provides at once (each a DHT walk plus ADD_PROVIDER to k peers). A node
+     * on its own machine can run several; many nodes sharing one CPU (an in-process test network) must
+     * not, or every walk outlasts its timeout and the retries never finish (bench/dht.ts).
+     */
+    provideConcurrency: z.int().min(1).max(16).default(PROVIDE_CONCURRENCY),
     /**
      * Kademlia's k (kad-dht's kBucketSize, DHT_K): bucket size, how many closest peers get a provider
      * record, and where kad-dht's provider lookup stops (discovery continues past it, §7.4c). Leave it at
