@@ -117,46 +117,84 @@ function manifestFiles (bytes: Uint8Array, where: string): Array<{ path: string,
   })
 }
 
-/** A job's combined stdout/stderr, kept up to a cap; offsets are those streamed to the requester. */
+/** The line a restarted provider's log starts the new run with (protocol/README.md §7.7 "Resuming"). */
+export const RESTART_LOG_LINE = '[gpumesh] the provider restarted: the job runs again from the start\n'
+
+/** RESTART_LOG_LINE, on a line of its own after `held` bytes of the old run's log. */
+export function restartLine (held: number): Uint8Array {
+  return new TextEncoder().encode((held > 0 ? '\n' : '') + RESTART_LOG_LINE)
+}
+
+/**
+ * A job's combined stdout/stderr, kept up to a cap; offsets are those streamed to the requester. The
+ * kept bytes start at `base`: 0, unless the provider restarted mid-run, when the new run's log goes on
+ * after what the requester already holds (rebase, protocol/README.md §7.7 "Resuming").
+ */
 export class LogBuffer {
-  private readonly chunks: Uint8Array[] = []
+  private chunks: Uint8Array[] = []
   private length = 0
+  private start = 0
   /** True once something was dropped at the cap. */
   truncated = false
 
+  /** `cap` bounds the end offset (base + kept bytes), as the requester's log cap does. */
   constructor (readonly cap: number = MAX_LOG_BYTES) {}
 
+  /** The offset of the first kept byte. */
+  get base (): number {
+    return this.start
+  }
+
+  /** The end offset: the next byte appended goes here. */
   get size (): number {
-    return this.length
+    return this.start + this.length
   }
 
   /** Keep (a copy of) what fits under the cap; returns it with its offset, or undefined when nothing fits. */
   append (data: Uint8Array): { offset: number, data: Uint8Array } | undefined {
-    const room = this.cap - this.length
+    const room = this.cap - this.size
     if (data.byteLength > room) this.truncated = true
     if (room <= 0 || data.byteLength === 0) return undefined
     const kept = data.slice(0, room)
-    const offset = this.length
+    const offset = this.size
     this.chunks.push(kept)
     this.length += kept.byteLength
     return { offset, data: kept }
   }
 
-  /** A copy of the bytes kept from `from` to `to` (clamped to what is kept). */
+  /**
+   * Move the kept bytes to start at `base` (before any was streamed), with `lead` in front of them:
+   * the log of a run started again after a restart, continuing the requester's copy of the old run's.
+   * What no longer fits under the cap is dropped.
+   */
+  rebase (base: number, lead: Uint8Array): void {
+    if (!Number.isSafeInteger(base) || base < 0) throw new RangeError(`log base must be a non-negative integer, got ${base}`)
+    const kept = this.bytes()
+    this.chunks = []
+    this.length = 0
+    this.start = Math.min(base, this.cap)
+    if (base > this.cap) this.truncated = true
+    this.append(lead)
+    this.append(kept)
+  }
+
+  /** A copy of the bytes kept from offset `from` to `to` (clamped to what is kept). */
   slice (from: number, to: number): Uint8Array {
-    const end = Math.min(to, this.length)
-    const out = new Uint8Array(Math.max(0, end - from))
+    const lo0 = Math.max(from, this.start) - this.start
+    const end = Math.min(to, this.size) - this.start
+    const out = new Uint8Array(Math.max(0, end - lo0))
     let at = 0
     for (const chunk of this.chunks) {
-      const lo = Math.max(from, at)
+      const lo = Math.max(lo0, at)
       const hi = Math.min(end, at + chunk.byteLength)
-      if (lo < hi) out.set(chunk.subarray(lo - at, hi - at), lo - from)
+      if (lo < hi) out.set(chunk.subarray(lo - at, hi - at), lo - lo0)
       at += chunk.byteLength
       if (at >= end) break
     }
     return out
   }
 
+  /** The kept bytes (from `base`): the receipt's `logs` blob. */
   bytes (): Uint8Array {
     const out = new Uint8Array(this.length)
     let at = 0

@@ -17,7 +17,7 @@ import {
 } from '../../protocol/index.js'
 import type { Logger } from '../logger.js'
 import { LOG_WINDOW, MAX_LOG_CHUNK, type ExecChannel, type ExecFrame } from '../services/exec.js'
-import { fetchInputs, storeResult } from './provider-io.js'
+import { fetchInputs, restartLine, storeResult } from './provider-io.js'
 import { sealAwardResponse, sealFailureReport, sealReceipt, sealStatus, type JobRef } from './provider-messages.js'
 import { idOf, offerLedgerEntry, offerRecord, type Offer, type ProviderMarketOptions } from './provider-offer.js'
 
@@ -183,7 +183,13 @@ export class ProviderJobs {
   onLogCredit (offer: Offer, upTo: number): void {
     if (offer.resumeLog === true) {
       offer.resumeLog = false
-      offer.logSent = Math.min(offer.log.size, Math.max(0, upTo - LOG_WINDOW))
+      const held = Math.max(0, upTo - LOG_WINDOW)
+      if (offer.logRestarted === true) {
+        // the old run's log died with the process: the new run's continues the requester's copy
+        offer.logRestarted = false
+        offer.log.rebase(held, restartLine(held))
+      }
+      offer.logSent = Math.min(offer.log.size, Math.max(offer.log.base, held))
       offer.logCredit = upTo
       return this.pumpLog(offer)
     }

@@ -83,6 +83,11 @@ export interface Offer {
   streamEnded?: boolean
   /** The stream was resumed (§7.7 "Resuming"): the requester's first credit on it says where its log continues. */
   resumeLog?: boolean
+  /**
+   * Read back after this node restarted, its run lost: the new run's log goes on after what the
+   * requester holds, which the first credit on its re-opened stream says (provider-jobs.ts onLogCredit).
+   */
+  logRestarted?: boolean
   linger?: Cancel
 }
 

@@ -35,6 +35,8 @@ export async function restoreOffer (record: ProviderRecord, store: MarketStore, 
   offer.gpus = [...record.gpus]
   // seq jumps past what may have gone out unrecorded (the agent's own count jumps the same way)
   offer.statusSeq = m.statusSeq + RESTART_SEQ_GAP
+  // the run starts again, and its log after the old run's that the requester holds
+  offer.logRestarted = m.status !== 'completed'
   for (const ref of EVIDENCE) {
     const cid = record.envelopes[ref]
     const bytes = cid === undefined ? undefined : await store.getEnvelope(cid)

@@ -55,6 +55,14 @@ export async function talk (shell: RequesterShell, active: ActiveJob, attempt: A
   shell.dispatch(active, { type: 'stream-failed', now: shell.scheduler.now(), job: active.id, attempt: attempt.number, provider: attempt.provider, fault, detail, resumable })
 }
 
+/**
+ * A provider's status going back from its run (`running`, `preempted`) to before it (`accepted`,
+ * `fetching-inputs`): it restarted and runs the job again (§7.7 "Resuming"). Nothing else goes back.
+ */
+export function providerRestarted (previous: string | undefined, state: string): boolean {
+  return (previous === 'running' || previous === 'preempted') && (state === 'accepted' || state === 'fetching-inputs')
+}
+
 /** First and longest wait between tries to re-open a dropped exec stream. */
 const RECONNECT_FIRST_MS = 250
 const RECONNECT_MAX_MS = 4_000
@@ -82,6 +90,7 @@ export async function reconnect (shell: RequesterShell, active: ActiveJob, attem
         attempt.opened = Promise.resolve(channel)
         old?.abort(new Error('replaced by a resumed stream'))
         await channel.sendMessage(attempt.award.bytes)
+        attempt.logAtResume = attempt.logReceived
         attempt.logCredit = attempt.logReceived + LOG_WINDOW
         attempt.grants.add(attempt.logCredit)
         await channel.send({ type: 'credit', upTo: attempt.logCredit })
@@ -122,6 +131,10 @@ function onProviderMessage (shell: RequesterShell, active: ActiveJob, attempt: A
     const s = message.payload as OpenedMessage<'job-status'>['payload']
     attempt.evidence['last-status'] = bytes
     attempt.reconnectWait = undefined
+    // back from running to before it: the provider restarted, and its new run's log (and the
+    // receipt's log blob) began where this node's copy stood when the stream was re-opened
+    if (providerRestarted(attempt.providerState, s.state)) attempt.logBase = attempt.logAtResume ?? 0
+    attempt.providerState = s.state
     shell.dispatch(active, { type: 'job-status', ...base, seq: s.seq, state: s.state, gpuSeconds: s.gpuSeconds, ...(s.message !== undefined ? { message: s.message } : {}) })
   } else {
     onReceipt(shell, active, attempt, message as OpenedMessage<'receipt'>, bytes)

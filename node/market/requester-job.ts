@@ -62,6 +62,15 @@ export interface Attempt {
   grants: Set<number>
   /** Log bytes received when the receipt came (all the frames sent before it). */
   logAtReceipt?: number
+  /** Log bytes received when the stream was last re-opened: where a restarted provider's new run's log begins. */
+  logAtResume?: number
+  /** The provider's last job-status state on this attempt. */
+  providerState?: string
+  /**
+   * Where the receipt's log blob begins in this attempt's log: 0, or after a provider's restart
+   * (a status going back from `running`) the offset its new run's log was streamed from.
+   */
+  logBase?: number
   /** The receipt, once it came: its outputs are fetched on the agent's `fetch-outputs`. */
   receipt?: OpenedMessage<'receipt'>
   /** Its outputs, once fetched and verified (a replicated job keeps each replica's). */

@@ -86,8 +86,18 @@ async function fetchOutputs (shell: RequesterShell, active: ActiveJob, attempt: 
 }
 
 /**
- * The receipt's log blob (hash-checked) is the whole log: append what the stream had not brought
- * yet (log frames wait for credit, so a job that prints fast and ends leaves a tail behind).
+ * What a log blob that begins at offset `base` (0, or after a provider's restart where its new run's
+ * log was streamed from) adds after the `received` bytes this node holds; undefined when nothing.
+ */
+export function logTail (blob: Uint8Array, base: number, received: number): Uint8Array | undefined {
+  if (base + blob.byteLength <= received) return undefined
+  return blob.subarray(Math.max(0, received - base))
+}
+
+/**
+ * The receipt's log blob (hash-checked) is the whole log (after a provider's restart, its new run's,
+ * from logBase): append what the stream had not brought yet (log frames wait for credit, so a job
+ * that prints fast and ends leaves a tail behind).
  */
 async function completeLog (shell: RequesterShell, active: ActiveJob, attempt: Attempt, logs: CID | undefined): Promise<void> {
   // every log frame sent before the receipt has arrived before it: a tail can only be missing when
@@ -101,11 +111,12 @@ async function completeLog (shell: RequesterShell, active: ActiveJob, attempt: A
     else shell.options.log.warn('the log blob could not be fetched', { job: active.id, error: err })
     return
   }
-  if (bytes.byteLength <= attempt.logReceived) return
-  const tail = bytes.subarray(attempt.logReceived)
-  attempt.logReceived = bytes.byteLength
+  const tail = logTail(bytes, attempt.logBase ?? 0, attempt.logReceived)
+  if (tail === undefined) return
+  const end = attempt.logReceived + tail.byteLength
+  attempt.logReceived = end
   writeLog(shell, active, attempt, async () => {
-    attempt.logBytes = bytes.byteLength
+    attempt.logBytes = end
     await keepLog(shell, active, tail)
   })
   await active.logQueue

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { JobView, LedgerView } from '../../node/market/views.js'
+import { RESTART_LOG_LINE } from '../../node/market/provider-io.js'
 import { DaemonProcess, LOCAL_FLAGS, eventually, killAll, waitUntilAnnounced } from '../helpers/processes.js'
 
 /**
@@ -10,6 +11,9 @@ import { DaemonProcess, LOCAL_FLAGS, eventually, killAll, waitUntilAnnounced } f
  * TCP, one side killed with SIGKILL in the middle of a job and started again on the same data dir.
  * The job must not be lost: the same award goes on, is paid, and both ledgers agree.
  */
+/** What the provider's new run prints at once after its restart: several log windows. */
+const BURST = 1_000_000
+
 describe('restart recovery: a daemon killed with SIGKILL mid-job resumes it', function () {
   this.timeout(180_000)
   let root: string
@@ -96,11 +100,22 @@ describe('restart recovery: a daemon killed with SIGKILL mid-job resumes it', fu
   })
 
   it('the provider: killed while the job runs, restarted, it takes the award up again, runs the job anew and is paid', async () => {
-    const { id, view } = await runningJob('e2e-provider-restart', 'echo started; sleep 6; echo ran > out.txt')
-    await new Promise((resolve) => setTimeout(resolve, 1_500))
+    // the new run prints 1 MB at once and ends: the log frames wait for credit behind the receipt, so
+    // the buyer takes the rest from the receipt's log blob, which begins where its copy stood
+    const { id, view } = await runningJob('e2e-provider-restart', `echo started; sleep 6; head -c ${BURST} /dev/zero | tr '\\0' x; echo; echo finished; echo ran > out.txt`)
+    // the first run's first line is on the buyer's side before the provider dies
+    await eventually('the first run\'s log', async () => {
+      const logs = await buyer.cli(['job', 'logs', id])
+      return logs.stdout.includes('started') ? true : undefined
+    })
     await provider.stop('SIGKILL')
     provider = await DaemonProcess.start(providerArgs(), join(root, 'provider'))
     const done = await settledOn(id, view.award?.cid)
     assert.ok(done.events.some((e) => e.type === 'stream-failed'), JSON.stringify(done.events))
+    // the log goes on: the old run's line, the provider's restart line, then the new run's, whole
+    const logs = await buyer.cli(['job', 'logs', id])
+    assert.equal(logs.code, 0, logs.stderr)
+    assert.equal(logs.stdout.length, 8 + 1 + RESTART_LOG_LINE.length + 8 + BURST + 1 + 9)
+    assert.ok(logs.stdout === `started\n\n${RESTART_LOG_LINE}started\n${'x'.repeat(BURST)}\nfinished\n`, logs.stdout.replace(/x{20,}/g, (m) => `x×${m.length}`))
   })
 })

@@ -27,3 +27,50 @@ describe('the provider\'s job log (LogBuffer, node/market/provider-io.ts)', () =
     assert.equal(text(log.slice(12, 20)), '')
   })
 })
+
+describe('a restarted provider\'s job log goes on after the requester\'s copy (LogBuffer.rebase, §7.7 "Resuming")', () => {
+  it('moves the kept bytes to start at the base, behind the lead line, with offsets from the base', () => {
+    const log = new LogBuffer(100)
+    log.append(bytes('ab'))
+    log.rebase(40, bytes('--\n'))
+    assert.equal(log.base, 40)
+    assert.equal(log.size, 45)
+    assert.deepEqual(log.append(bytes('cd')), { offset: 45, data: bytes('cd') })
+    assert.equal(text(log.bytes()), '--\nabcd') // the receipt's blob: from the base
+    assert.equal(text(log.slice(40, 47)), '--\nabcd')
+    assert.equal(text(log.slice(43, 45)), 'ab')
+    assert.equal(text(log.slice(0, 42)), '--') // nothing is kept below the base
+  })
+
+  it('a base of 0 is a plain log with the lead first', () => {
+    const log = new LogBuffer(10)
+    log.rebase(0, bytes('L'))
+    assert.deepEqual(log.append(bytes('x')), { offset: 1, data: bytes('x') })
+    assert.equal(text(log.bytes()), 'Lx')
+  })
+
+  it('keeps the cap on the end offset: a base at or past the cap keeps nothing more, and says it cut', () => {
+    const near = new LogBuffer(10)
+    near.rebase(8, bytes('LEAD'))
+    assert.equal(text(near.bytes()), 'LE')
+    assert.equal(near.size, 10)
+    assert.equal(near.truncated, true)
+    const at = new LogBuffer(10)
+    at.rebase(10, new Uint8Array(0))
+    assert.equal(at.truncated, false)
+    assert.equal(at.append(bytes('x')), undefined)
+    assert.equal(at.truncated, true)
+    const past = new LogBuffer(10)
+    past.rebase(11, bytes('L'))
+    assert.equal(past.size, 10)
+    assert.equal(past.truncated, true)
+    assert.throws(() => { new LogBuffer(10).rebase(-1, bytes('L')) }, RangeError)
+  })
+
+  it('the restart line stands on its own line after an old log, and first in an empty one', async () => {
+    const { restartLine, RESTART_LOG_LINE } = await import('../../../node/market/provider-io.js')
+    assert.equal(text(restartLine(0)), RESTART_LOG_LINE)
+    assert.equal(text(restartLine(1)), `\n${RESTART_LOG_LINE}`)
+    assert.ok(RESTART_LOG_LINE.endsWith('\n'))
+  })
+})
