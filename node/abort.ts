@@ -3,6 +3,8 @@
  * lose its timeout when the inner signal is garbage-collected before it fires (nodejs/node#57736),
  * so gpumesh builds deadlines from an AbortController and a timer it owns, and clears them when done.
  */
+import { setMaxListeners } from 'node:events'
+
 export class DeadlineError extends Error {
   override readonly name = 'TimeoutError'
   constructor (ms: number) {
@@ -19,6 +21,9 @@ export interface Deadline {
 /** A signal that aborts after `ms`, or when `parent` aborts, whichever comes first. */
 export function deadline (ms: number, parent?: AbortSignal): Deadline {
   const controller = new AbortController()
+  // a deadline is handed to every step of the work it bounds (dials, streams, parallel fetches), each
+  // adding an abort listener: more than Node's warning threshold of 10 is expected, not a leak
+  setMaxListeners(Infinity, controller.signal)
   const timer = setTimeout(() => { controller.abort(new DeadlineError(ms)) }, ms)
   timer.unref()
   const onParent = (): void => { controller.abort(parent?.reason) }

@@ -7,6 +7,7 @@
 import type { ReputationExplanation } from '../protocol/trust/reputation.js'
 import type { ProbeSummary } from './trust/prober.js'
 import type { PeerId } from '@libp2p/interface'
+import { setMaxListeners } from 'node:events'
 import { adMatches, answerCompleteness, capabilityKeyCid, createFindParams, limitReached, lookupKeyFor, type CapabilityAd, type CutReason, type ProviderQuery } from '../protocol/index.js'
 import type { GpumeshLibp2p } from './libp2p.js'
 import { deadline } from './abort.js'
@@ -66,6 +67,7 @@ export async function findProviders (node: GpumeshLibp2p, query: ProviderQuery, 
   const signal = overall.signal
   // the lookup also stops once the limit is met; ad fetches already running finish
   const lookupStop = new AbortController()
+  setMaxListeners(Infinity, lookupStop.signal)
   const onOverall = (): void => { lookupStop.abort(signal.reason) }
   if (signal.aborted) onOverall()
   else signal.addEventListener('abort', onOverall, { once: true })
