@@ -15,7 +15,7 @@
  * Benchmarks print numbers and targets; they never fail on a target.
  *
  * Env: BENCH_NODES="20,50", BENCH_QUERIES=100 (find-providers per size), BENCH_RAW_QUERIES=40,
- * BENCH_PROVIDES=20 (fresh-key provides per size), BENCH_PROVIDE_CONCURRENCY=1 (each node's dht.provideConcurrency), BENCH_ANNOUNCE_TIMEOUT_S=240, BENCH_SEED=1,
+ * BENCH_PROVIDES=20 (fresh-key provides per size), BENCH_PROVIDE_CONCURRENCY=1 (each node's dht.provideConcurrency, bench/in-process.ts), BENCH_ANNOUNCE_TIMEOUT_S=240, BENCH_SEED=1,
  * BENCH_IDLE=0 skips part 3; BENCH_IDLE_S, BENCH_IDLE_SETTLE_S, BENCH_IDLE_NETWORK, BENCH_IDLE_PEERS
  * (see bench/dht-idle.ts); BENCH_PROFILE=1 prints a CPU profile of the announce phase of each size
  * (bench/profile.ts) and writes it to gpumesh-dht-<n>.cpuprofile in the working directory.
@@ -32,6 +32,7 @@ import { startDaemon, waitForAnnouncements, type NodeSpec, type TestNetwork } fr
 import { IDLE_RSS_TARGET_MB, cleanupNow, idleOptionsFromEnv, runIdle, tempRoots, type IdleRow } from './dht-idle.js'
 import { CATALOG } from '../test/helpers/catalog.js'
 import { report as reportProfile, startProfile } from './profile.js'
+import { PROVIDE_CONCURRENCY, benchDht } from './in-process.js'
 
 const SIZES = (process.env.BENCH_NODES ?? '20,50').split(',').map((s) => Number(s.trim())).filter((n) => n > 0)
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 100)
@@ -49,16 +50,9 @@ const PROVIDE_TIMEOUT_MS = 30_000
 // the network: providers cycling through a fixed catalog of GPUs and regions
 // ---------------------------------------------------------------------------------------------
 
-/**
- * All nodes share this process's one event loop, so the provides in flight at once across the network
- * decide how long each takes: at 4 per node (the default for a node on its own machine), 30 nodes ran
- * 120 walks at once and a provide took p50 19.6 s; at 50 nodes every walk outlasted the 30 s timeout
- * and the retries never finished. One per node keeps each walk short; the total work is the same.
- */
-const PROVIDE_CONCURRENCY = Number(process.env.BENCH_PROVIDE_CONCURRENCY ?? 1)
 const specsFor = (n: number): NodeSpec[] => Array.from({ length: n }, (_, i) => {
   const spec = CATALOG[i % CATALOG.length] as NodeSpec
-  return { ...spec, dht: { ...spec.dht, provideConcurrency: PROVIDE_CONCURRENCY } }
+  return { ...spec, dht: benchDht(spec.dht) }
 })
 
 interface QueryKind { name: string, query: ProviderQuery, matches: (spec: NodeSpec) => boolean }

@@ -32,7 +32,8 @@
  * BENCH_CONCURRENCY=1 (jobs in flight at once), BENCH_DAMPING="on,off", BENCH_SEED=1,
  * BENCH_WARMUP_MAX=5 (warm-up jobs at most), BENCH_MESH_TIMEOUT_S=60, BENCH_ANNOUNCE_TIMEOUT_S=360,
  * BENCH_JOB_TIMEOUT_S=60 (one job, submit → final status), BENCH_IDLE_S=5 (load sampled with no job,
- * before the jobs), BENCH_CPU_PROFILE=prefix (a V8 CPU profile of each network's jobs).
+ * before the jobs), BENCH_CPU_PROFILE=prefix (a V8 CPU profile of each network's jobs),
+ * BENCH_PROVIDE_CONCURRENCY=1 (each node's dht.provideConcurrency, bench/in-process.ts).
  *
  * Everything runs on one event loop: on a small machine the 50-node networks saturate it (the
  * start-up announcements alone take minutes, and the jobs' gossip, each copy of each message
@@ -55,6 +56,7 @@ import {
   type Allocation, type CapabilityAd, type JobRequest, type OpenedMessage, type SealedMessage
 } from '../protocol/index.js'
 import { CATALOG } from '../test/helpers/catalog.js'
+import { benchDht } from './in-process.js'
 import { startDaemon, waitForAnnouncements, type NodeSpec } from '../test/helpers/network.js'
 
 const SIZES = (process.env.BENCH_NODES ?? '20,50').split(',').map((s) => Number(s.trim())).filter((n) => n >= 3)
@@ -92,7 +94,8 @@ function providerSpecs (n: number, damping: boolean): NodeSpec[] {
   return Array.from({ length: n - 1 }, (_, i) => ({
     ...SELLERS[i % SELLERS.length],
     priceFloor: Math.round((0.4 + 2.6 * random()) * 100) / 100,
-    market: { damping }
+    market: { damping },
+    dht: benchDht(SELLERS[i % SELLERS.length]?.dht)
   }))
 }
 
