@@ -228,7 +228,7 @@ export class Daemon {
 
   private async startMarket (): Promise<void> {
     const { config, dataDir, loggers } = this.options
-    this.execution = await setupExecutors(config, { workRoot: join(dataDir, 'work') }, loggers.forComponent('executors'))
+    this.execution = await setupExecutors(config, { workRoot: join(dataDir, 'work'), runDir: join(dataDir, 'run', 'process-jobs') }, loggers.forComponent('executors'))
     const params = this.options.market === undefined ? config.market : createMarketParams(this.options.market, config.market)
     this.marketParams = params
     this.market = await Market.start({

@@ -9,6 +9,10 @@
  * work dir owned by that user under a root-owned 0711 directory outside the data dir, so it can neither
  * read `identity.key`/`api.token` nor pass off a root-owned file (e.g. a hard link) as an output.
  *
+ * A run is its process group: when the first process exits, whatever it left in the group is killed. While
+ * it runs the group is recorded (`registry`, orphans.ts), so a daemon killed without stopping it has the
+ * group ended at its next start; bubblewrap's `--die-with-parent` ends a sandboxed one at once.
+ *
  * Limits: `limits.memoryBytes` → RLIMIT_AS and `limits.cpuSeconds` → RLIMIT_CPU, applied with util-linux
  * `prlimit` when it is installed; without it the limits are not enforced (best effort, `limitsEnforced`).
  */
@@ -20,6 +24,7 @@ import { delimiter, isAbsolute, join } from 'node:path'
 import { beginRun, collectOutputs, DEFAULT_MAX_OUTPUT_BYTES, GPU_ENV_NAMES, jobEnv, makeWorkDir, placeInputs, relativeSegments, removeDir } from './jobfs.js'
 import type { ProcessSandbox } from '../../protocol/index.js'
 import type { ExecutionEvent, ExecutionRequest, ExecutionResult, Executor } from './types.js'
+import type { ProcessGroupRegistry, SweepResult } from './orphans.js'
 
 export interface ProcessExecutorOptions {
   /** Where fresh work dirs are made (default: the OS temp dir). */
@@ -43,6 +48,8 @@ export interface ProcessExecutorOptions {
   maxOutputBytes?: number
   /** Extra host paths made visible read-only inside the sandbox (e.g. a toolchain outside /usr). */
   readOnlyPaths?: string[]
+  /** Where running jobs' process groups are recorded, so the next start ends any left behind (orphans.ts). */
+  registry?: ProcessGroupRegistry
 }
 
 export const DEFAULT_ENV_ALLOWLIST = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'PYTHONUNBUFFERED']
@@ -206,8 +213,10 @@ export class ProcessExecutor implements Executor {
   private readonly readOnlyPaths: string[]
   private readonly searchPath: string
   private readonly runAs: JobUser | undefined
+  private readonly registry: ProcessGroupRegistry | undefined
 
   constructor (options: ProcessExecutorOptions = {}) {
+    this.registry = options.registry
     this.envAllowlist = options.envAllowlist ?? DEFAULT_ENV_ALLOWLIST
     this.sandbox = options.sandbox ?? 'bwrap'
     this.killGraceMs = options.killGraceMs ?? 2000
@@ -239,6 +248,14 @@ export class ProcessExecutor implements Executor {
       return { mode: 'bwrap', ready: false, user, detail: `refused: ${probe.reason}. Set executors.process.sandbox to "none" to run buyers' jobs without a sandbox` }
     }
     return { mode: 'bwrap', ready: true, bwrap: probe.path, user, detail: `sandboxed with ${probe.path}, jobs run ${who}` }
+  }
+
+  /**
+   * End the jobs a previous run of the daemon left running (killed without stopping them) and remove
+   * their work dirs; undefined without a registry. Call before any job runs.
+   */
+  async sweepOrphans (): Promise<SweepResult | undefined> {
+    return await this.registry?.sweep(this.workRoot)
   }
 
   /** Whether `limits` are enforced (util-linux `prlimit` present). */
@@ -366,6 +383,16 @@ export class ProcessExecutor implements Executor {
       child.on('error', (err) => {
         if (child.pid === undefined) finish({ exitCode: -1, reason: 'start-failed', detail: err.message, endedAt: Date.now() })
       })
+      // recorded while it runs, so a daemon killed now has the group ended at its next start
+      const pid = child.pid
+      const recorded = pid === undefined || this.registry === undefined ? undefined : this.registry.add(pid, workDir).catch(() => {})
+      // the run is over once its first process exits: what it left in its group (a background child)
+      // goes with it, and the record with them
+      const forget = (): void => {
+        if (pid === undefined) return
+        try { process.kill(-pid, 'SIGKILL') } catch {}
+        void recorded?.then(async () => { await this.registry?.remove(pid) }).catch(() => {})
+      }
       for (const stream of ['stdout', 'stderr'] as const) {
         child[stream]?.on('data', (data: Buffer) => {
           try { options.onEvent?.({ type: 'log', stream, data: new Uint8Array(data) }) } catch {}
@@ -382,9 +409,9 @@ export class ProcessExecutor implements Executor {
         exited = true
         exit = { code, signal }
         // a leftover process may keep the pipes open: stop waiting for them after a short drain
-        timers.push(setTimeout(() => { child.stdout?.destroy(); child.stderr?.destroy(); done() }, DRAIN_MS))
+        timers.push(setTimeout(() => { child.stdout?.destroy(); child.stderr?.destroy(); forget(); done() }, DRAIN_MS))
       })
-      child.on('close', (code, signal) => { exit ??= { code, signal }; exited = true; done() })
+      child.on('close', (code, signal) => { exit ??= { code, signal }; exited = true; forget(); done() })
       timers.push(setTimeout(() => stop('timeout'), Math.max(0, request.timeoutMs)))
       options.signal?.addEventListener('abort', onAbort, { once: true })
     })

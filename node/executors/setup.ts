@@ -9,6 +9,7 @@ import type { Config } from '../config/schema.js'
 import type { Logger } from '../logger.js'
 import { DockerExecutor } from './docker.js'
 import { ProcessExecutor, type SandboxReport } from './process.js'
+import { ProcessGroupRegistry } from './orphans.js'
 import type { Executor } from './types.js'
 import { WasmExecutor } from './wasm.js'
 
@@ -30,6 +31,11 @@ export interface ExecutorSetup {
 export interface SetupOptions {
   /** Where fresh work dirs are made (the data dir's work/). */
   workRoot: string
+  /**
+   * Where running process jobs are recorded (the data dir's run/process-jobs/): the jobs a killed
+   * daemon left running there are ended here, before any job runs (orphans.ts).
+   */
+  runDir?: string
   /** PATH searched for bwrap and prlimit (default: this process's PATH). */
   searchPath?: string
 }
@@ -42,8 +48,13 @@ export async function setupExecutors (config: Config, options: SetupOptions, log
       const executor = new ProcessExecutor({
         workRoot: options.workRoot,
         sandbox: config.executors.process.sandbox,
-        ...(options.searchPath !== undefined ? { searchPath: options.searchPath } : {})
+        ...(options.searchPath !== undefined ? { searchPath: options.searchPath } : {}),
+        ...(options.runDir !== undefined ? { registry: new ProcessGroupRegistry(options.runDir) } : {})
       })
+      const swept = await executor.sweepOrphans()
+      if (swept !== undefined && swept.killed.length > 0) {
+        log?.warn('ended job processes a previous run left behind (the daemon was killed without stopping them)', { groups: swept.killed.length, pids: swept.killed })
+      }
       const report = await executor.sandboxReport()
       setup.process = report
       setup.notes.process = report.detail

@@ -168,7 +168,7 @@ export class Market {
       gossip,
       store,
       blobs,
-      executors: options.executors ?? (await setupExecutors(config, { workRoot: join(options.dataDir, 'work') }, loggers.forComponent('executors'))).executors,
+      executors: options.executors ?? (await setupExecutors(config, { workRoot: join(options.dataDir, 'work'), runDir: join(options.dataDir, 'run', 'process-jobs') }, loggers.forComponent('executors'))).executors,
       ad: options.ad,
       now,
       params,
