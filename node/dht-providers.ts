@@ -17,7 +17,7 @@ import { createHash } from 'node:crypto'
 import { MessageType, type PeerResponseEvent, type QueryEvent } from '@libp2p/kad-dht'
 import type { AbortOptions, PeerId, PeerInfo } from '@libp2p/interface'
 import type { CID } from 'multiformats/cid'
-import { compareWalkPeers, lookupMayBeCut, walkStep, xorDistance, type SearchOutcome, type WalkPeer } from '../protocol/index.js'
+import { ProviderWalk, lookupMayBeCut, xorDistance, type SearchOutcome } from '../protocol/index.js'
 import type { GpumeshLibp2p } from './libp2p.js'
 
 export class DhtLookupError extends Error {
@@ -64,14 +64,12 @@ export async function lookupAllProviders (node: GpumeshLibp2p, cid: CID, onProvi
   const seen = new Set<string>([self.toString()])
   const target = cid.multihash.bytes
   const keyId = kadId(target)
-  // the walk's state: every peer heard of (with its distance to the key), asked, and failed
-  const known = new Map<string, WalkPeer & { peer: PeerInfo }>()
-  const asked = new Set<string>()
-  const failed = new Set<string>()
+  // the walk's state (protocol/provider-walk.ts): every peer heard of, with its distance to the key, asked and failed
+  const walk = new ProviderWalk<PeerInfo>(k)
   const learn = (info: PeerInfo): void => {
     const id = info.id.toString()
-    if (info.id.equals(self) || known.has(id)) return
-    known.set(id, { id, distance: xorDistance(kadId(info.id.toMultihash().bytes), keyId), peer: info })
+    if (info.id.equals(self) || walk.has(id)) return
+    walk.learn(id, xorDistance(kadId(info.id.toMultihash().bytes), keyId), info)
   }
   const add = async (info: PeerInfo): Promise<void> => {
     const id = info.id.toString()
@@ -94,11 +92,10 @@ export async function lookupAllProviders (node: GpumeshLibp2p, cid: CID, onProvi
       } else if (event.name === 'PEER_RESPONSE' && event.messageName === 'GET_PROVIDERS' && !event.from.equals(self)) {
         // the whole answer, not only what the lookup passes on before it stops
         learn({ id: event.from, multiaddrs: [] })
-        asked.add(event.from.toString())
+        walk.asking(event.from.toString())
         await answer(event)
       } else if (event.name === 'QUERY_ERROR') {
-        failed.add(event.from.toString())
-        asked.add(event.from.toString())
+        walk.failed(event.from.toString())
       }
     }
   } catch (err) {
@@ -109,17 +106,15 @@ export async function lookupAllProviders (node: GpumeshLibp2p, cid: CID, onProvi
   if (!lookupMayBeCut(yielded, k) || signal.aborted) return { yielded, lookupFailed }
 
   // past k: the local store whole, then a walk that asks each of the k closest peers GET_PROVIDERS once
-  let closest: string[] = []
   try {
     for (const id of await kad.providers.getProviders(cid, { signal })) await add({ id, multiaddrs: [] })
-    if (known.size === 0) for (const c of node.getConnections()) learn({ id: c.remotePeer, multiaddrs: [] })
+    if (walk.size === 0) for (const c of node.getConnections()) learn({ id: c.remotePeer, multiaddrs: [] })
     for (;;) {
-      const step = walkStep([...known.values()], asked, failed, k)
-      closest = step.closest
-      if (step.toAsk.length === 0 || signal.aborted) break
-      await Promise.all(step.toAsk.map(async (id) => {
-        asked.add(id)
-        const { peer } = known.get(id) as WalkPeer & { peer: PeerInfo }
+      const toAsk = walk.next()
+      if (toAsk.length === 0 || signal.aborted) break
+      await Promise.all(toAsk.map(async (id) => {
+        walk.asking(id)
+        const peer = walk.info(id) as PeerInfo
         if (peer.multiaddrs.length > 0) await node.peerStore.merge(peer.id, { multiaddrs: peer.multiaddrs }, { signal })
         let answered = false
         for await (const event of kad.network.sendRequest(peer.id, { type: MessageType.GET_PROVIDERS, key: target }, { signal })) {
@@ -127,7 +122,7 @@ export async function lookupAllProviders (node: GpumeshLibp2p, cid: CID, onProvi
           answered = true
           await answer(event)
         }
-        if (!answered) failed.add(id)
+        if (!answered) walk.failed(id)
       }))
     }
   } catch (err) {
@@ -136,11 +131,7 @@ export async function lookupAllProviders (node: GpumeshLibp2p, cid: CID, onProvi
       options.onError?.(err)
     }
   }
-  // the k nearest of every peer heard of, failed ones included: one that did not answer may hold records
-  // the others lack, so the answer is complete only if each of them answered
-  const nearest = closest.length === 0 ? [] : [...known.values()].sort(compareWalkPeers).slice(0, k).map((p) => p.id)
-  const answered = nearest.filter((id) => asked.has(id) && !failed.has(id)).length
-  return { yielded, lookupFailed, closest: { found: nearest.length, answered } }
+  return { yielded, lookupFailed, closest: walk.outcome() }
 }
 
 /** A Kademlia id: sha2-256 of the key's or peer id's multihash bytes (§7.3). */

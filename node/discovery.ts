@@ -8,7 +8,7 @@ import type { ReputationExplanation } from '../protocol/trust/reputation.js'
 import type { ProbeSummary } from './trust/prober.js'
 import type { PeerId } from '@libp2p/interface'
 import { setMaxListeners } from 'node:events'
-import { adMatches, answerCompleteness, capabilityKeyCid, createFindParams, limitReached, lookupKeyFor, type CapabilityAd, type CutReason, type ProviderQuery } from '../protocol/index.js'
+import { DEFAULT_FIND_TIMEOUT_MS, adMatches, answerCompleteness, capabilityKeyCid, createFindParams, limitReached, lookupKeyFor, type CapabilityAd, type CutReason, type ProviderQuery } from '../protocol/index.js'
 import type { GpumeshLibp2p } from './libp2p.js'
 import { deadline } from './abort.js'
 import type { Logger } from './logger.js'
@@ -16,7 +16,7 @@ import type { NodeMetrics } from './metrics.js'
 import { CapabilityFetchError } from './services/capability.js'
 import { dhtK, lookupAllProviders, type DhtLookupOutcome } from './dht-providers.js'
 
-export const FIND_TIMEOUT_MS = 10_000
+export const FIND_TIMEOUT_MS = DEFAULT_FIND_TIMEOUT_MS
 export const FETCH_CONCURRENCY = 8
 
 export interface FoundProvider {

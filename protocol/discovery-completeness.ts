@@ -15,6 +15,9 @@ export const DHT_K = 20
 /** The most matching providers a search lists unless told otherwise (`--limit`); beyond it, "at least N". */
 export const DEFAULT_FIND_LIMIT = 100
 
+/** How long a search runs at most unless told otherwise (`--timeout`), ms; past it the answer is "at least N" (cut at `timeout`). */
+export const DEFAULT_FIND_TIMEOUT_MS = 10_000
+
 /** The largest `--limit` accepted: each listed provider costs one ad fetch. */
 export const MAX_FIND_LIMIT = 10_000
 

@@ -43,3 +43,69 @@ export function walkStep (known: readonly WalkPeer[], asked: ReadonlySet<string>
   const closest = known.filter((p) => !failed.has(p.id)).sort(compareWalkPeers).slice(0, k).map((p) => p.id)
   return { closest, toAsk: closest.filter((id) => !asked.has(id)) }
 }
+
+/**
+ * The walk's state past k (§7.4c step 2), for whoever carries its messages: the daemon over kad-dht
+ * (node/dht-providers.ts) and the simulator over its Kademlia model (simulations/market/discovery.ts).
+ * It holds every peer heard of with its distance to the key (and what the carrier needs to reach it,
+ * `info`), which were asked and which failed; `next()` says whom to ask, `outcome()` what the answer
+ * may claim (SearchOutcome.closest). Peers asked by the DHT's own lookup (step 1) are entered with
+ * `asking`/`failed` before the first `next()`, so the walk never asks them again.
+ */
+export class ProviderWalk<Info = undefined> {
+  private readonly known = new Map<string, WalkPeer & { info: Info }>()
+  private readonly asked = new Set<string>()
+  private readonly failedPeers = new Set<string>()
+  private closest: string[] = []
+
+  constructor (readonly k: number) {}
+
+  /** True when `id` was heard of (so its distance need not be computed again). */
+  has (id: string): boolean {
+    return this.known.has(id)
+  }
+
+  /** Peers heard of. */
+  get size (): number {
+    return this.known.size
+  }
+
+  /** A peer heard of (answered, or named among an answer's closer peers); the first call for an id counts. */
+  learn (id: string, distance: Uint8Array, info: Info): void {
+    if (!this.known.has(id)) this.known.set(id, { id, distance, info })
+  }
+
+  /** What `learn` was given for `id`. */
+  info (id: string): Info | undefined {
+    return this.known.get(id)?.info
+  }
+
+  /** `id` is being asked (by the walk, or was by the DHT's own lookup and answered). */
+  asking (id: string): void {
+    this.asked.add(id)
+  }
+
+  /** `id` was asked and did not answer: the next nearest takes its place. */
+  failed (id: string): void {
+    this.asked.add(id)
+    this.failedPeers.add(id)
+  }
+
+  /** The peers to ask now (`asking` each as it is sent, `failed` one that does not answer); empty: the walk is over. */
+  next (): string[] {
+    const step = walkStep([...this.known.values()], this.asked, this.failedPeers, this.k)
+    this.closest = step.closest
+    return step.toAsk
+  }
+
+  /**
+   * The k nearest of every peer heard of, failed ones included (one that did not answer may hold records
+   * the others lack), and how many of them answered: the answer is complete only if each did. None
+   * found when the walk never stepped or its last step found no peer.
+   */
+  outcome (): { found: number, answered: number } {
+    const nearest = this.closest.length === 0 ? [] : [...this.known.values()].sort(compareWalkPeers).slice(0, this.k).map((p) => p.id)
+    const answered = nearest.filter((id) => this.asked.has(id) && !this.failedPeers.has(id)).length
+    return { found: nearest.length, answered }
+  }
+}

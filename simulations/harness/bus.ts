@@ -153,6 +153,19 @@ export class Bus {
   }
 
   /**
+   * The model's round trip between `from` and `to` without jitter (its mean one way, each way), ms:
+   * what libp2p's connection monitor reads on a connection between them (undefined when either is
+   * unknown). Drawn from no random stream, so asking changes no later delay.
+   */
+  meanRttMs (from: string, to: string): number | undefined {
+    const a = this.members.get(from)
+    const b = this.members.get(to)
+    if (a === undefined || b === undefined) return undefined
+    const mean = this.model.meanLatencyMs ?? this.model.latencyMs
+    return mean(a.place, b.place) + mean(b.place, a.place)
+  }
+
+  /**
    * Deliver `topic`'s gossip to `handler` too (one node may have several, e.g. its two roles); with
    * `kinds`, only messages of those kinds (the delivery is made and counted all the same: a node's
    * shell that drops a kind on arrival need not be called for it). A Set is read live at each

@@ -89,6 +89,10 @@ export interface JobSpec {
   maxStartDelaySec?: number
   regions?: string[]
   residency?: 'strict' | 'prefer'
+  /** Score distance heavily (placement.latencySensitive, protocol/README.md §5.6). */
+  latencySensitive?: boolean
+  /** Consider only providers within this RTT in the requester's view (placement.maxRttMs). */
+  maxRttMs?: number
   maxRuntimeSec?: number
   bidWindowMs?: number
   paymentRule?: 'first-price' | 'second-score'
@@ -120,7 +124,7 @@ export function jobRequest (spec: JobSpec, now: number, nonce: Uint8Array): JobR
     },
     resources: { gpus: spec.gpus ?? 1, minVramGB: spec.minVramGB ?? 0, models: spec.models ?? [], cpuCores: 0, memoryMiB: 0, diskMiB: 0 },
     sla: { tier: spec.tier ?? 'silver', maxPrice: spec.maxPrice ?? credits(5), maxStartDelaySec: spec.maxStartDelaySec ?? 600 },
-    placement: { regions: spec.regions ?? [], residency: spec.residency ?? 'prefer' },
+    placement: { regions: spec.regions ?? [], residency: spec.residency ?? 'prefer', ...(spec.latencySensitive === true ? { latencySensitive: true as const } : {}), ...(spec.maxRttMs !== undefined ? { maxRttMs: spec.maxRttMs } : {}) },
     verification: spec.verification ?? { mode: 'none' },
     auction: { bidWindowMs: spec.bidWindowMs ?? 2_000, paymentRule: spec.paymentRule ?? 'first-price' },
     ...(spec.label !== undefined ? { label: spec.label } : {})

@@ -8,7 +8,20 @@ import type { Message, Traffic } from './bus.js'
 
 export interface Count { count: number, bytes: number }
 
-export interface AwardRecord { job: string, attempt: number, award: string, requester: string, provider: string, price: number, at: number }
+export interface AwardRecord {
+  job: string
+  attempt: number
+  award: string
+  requester: string
+  provider: string
+  price: number
+  at: number
+  /** The network model's mean round trip between the two (Bus.meanRttMs), ms. */
+  rttMs?: number
+  /** What the requester's RTT view scored the winner at, and where it came from (absent: unknown, scored at defaultRttMs). */
+  scoredRttMs?: number
+  rttSource?: 'measured' | 'estimated'
+}
 
 /** One side's ledger entry for one award (the daemon's LedgerEntry, node/market/views.ts). */
 export interface LedgerLine {

@@ -13,7 +13,7 @@
  * `reputation.add`, a record out of shape set aside).
  */
 import { EventQueue } from './event-queue.js'
-import type { CID } from '../../crypto/index.js'
+import { sha256, type CID } from '../../crypto/index.js'
 import { EVIDENCE_TOPIC } from '../../protocol/constants.js'
 import { jobTopics, providerTopics } from '../../protocol/discovery.js'
 import type { Award } from '../../protocol/messages/award.js'
@@ -45,8 +45,18 @@ export interface RequesterNodeSpec {
   behaviour?: RequesterBehaviour
   /** Take gossiped payments and failure reports into the reputation view (the daemon does; default off, as before the trust layer). */
   evidence?: boolean
-  /** The agent's trust options (the agreement audit's share and seed, the retroactive audit's bounds). */
+  /**
+   * The agent's trust options (the agreement audit's share, the retroactive audit's bounds). What the
+   * daemon always gives its agent (node/market/market.ts) is given here too unless set: a spotcheck seed
+   * (the daemon's is random, kept in the data dir; here sha2-256 of `gpumesh-sim/requester-seed/<name>`)
+   * and the node's location (`region`, `country`), from which bidders not measured are estimated.
+   */
   trust?: RequesterTrustOptions
+}
+
+/** The spotcheck seed a harness requester's agent gets unless its spec names one (the daemon's loadSpotcheckSeed). */
+export function simSpotcheckSeed (name: string): Uint8Array {
+  return sha256(new TextEncoder().encode(`gpumesh-sim/requester-seed/${name}`))
 }
 
 /** The gossiped kinds the daemon hands its reputation view (node/market/market.ts REPUTATION_KINDS; the harness sends no probe results). */
@@ -78,6 +88,8 @@ export class RequesterNode {
   private readonly jobs = new Map<string, Job>()
   private readonly wakes = new Set<string>()
   private readonly topics = new Set<string>()
+  /** Providers this node opened an exec stream to: it holds a connection to them (libp2p keeps it open). */
+  private readonly connected = new Set<string>()
   private paymentsSent = 0
   private readonly verifier: RequesterVerifier
   private readonly events = new EventQueue<RequesterAgentEvent>((e) => { for (const effect of this.agent.handle(e)) this.carryOut(effect) })
@@ -85,7 +97,12 @@ export class RequesterNode {
   constructor (private readonly world: World, readonly name: string, readonly spec: RequesterNodeSpec) {
     this.peerId = peerIdOf(name)
     this.behaviour = spec.behaviour ?? {}
-    this.agent = new RequesterAgent(this.peerId, world.params, spec.trust)
+    // as node/market/market.ts: every requester has a spotcheck seed and says where it is
+    this.agent = new RequesterAgent(this.peerId, world.params, {
+      spotcheckSeed: simSpotcheckSeed(name),
+      location: { region: spec.region, ...(spec.country !== undefined ? { country: spec.country } : {}) },
+      ...spec.trust
+    })
     this.verifier = new RequesterVerifier(world, this.peerId, (e) => { this.feed(e) }, (p) => this.agent.reputation.convictionOf(p) !== undefined)
     world.bus.join(this.peerId, spec.region, spec.country)
     for (const topic of providerTopics(spec.region)) this.subscribe(topic)
@@ -156,7 +173,19 @@ export class RequesterNode {
     if (bid === undefined || job === undefined) return
     // as the daemon: a verified job's bids come with where the bidder is known (here its ad's addresses)
     const addrs = job.request.payload.verification.mode === 'none' ? undefined : this.world.addresses.get(bid.signer)
+    this.measure(bid.signer)
     this.feed({ type: 'bid-seen', now: this.now(), bid, model: bid.payload.model, region: bid.payload.region, ...(addrs !== undefined ? { addrs } : {}) })
+  }
+
+  /**
+   * node/market/requester-rtt.ts `RttMeter.observe`: a bidder this node has a connection to is measured
+   * on it (the connection monitor's reading: here the network model's mean round trip), never dialled; a
+   * bidder without one keeps the agent's estimate from its bid's region and country.
+   */
+  private measure (peer: string): void {
+    if (!this.connected.has(peer)) return
+    const rtt = this.world.bus.meanRttMs(this.peerId, peer)
+    if (rtt !== undefined) this.agent.rtt.measured(peer, rtt, this.now())
   }
 
   // -------------------------------------------------------------------------------------------
@@ -235,11 +264,14 @@ export class RequesterNode {
     const cid = this.world.ids.cid('award')
     const award: Opened<Award> = { cid, signer: this.peerId, payload }
     const stream = this.world.bus.open(this.peerId, e.provider)
+    this.connected.add(e.provider)
     const a: Attempt = { job: e.job, attempt: e.attempt, provider: e.provider, award, stream, paySeq: 0, closing: false, heard: false }
     const byProvider = job.attempts.get(e.attempt) ?? new Map<string, Attempt>()
     byProvider.set(e.provider, a)
     job.attempts.set(e.attempt, byProvider)
-    this.world.recorder.award({ job: e.job, attempt: e.attempt, award: cid.toString(), requester: this.peerId, provider: e.provider, price: payload.price, at: now })
+    const rttMs = this.world.bus.meanRttMs(this.peerId, e.provider)
+    const scored = this.agent.rtt.lookup(e.provider, now)
+    this.world.recorder.award({ job: e.job, attempt: e.attempt, award: cid.toString(), requester: this.peerId, provider: e.provider, price: payload.price, at: now, ...(rttMs !== undefined ? { rttMs } : {}), ...(scored !== undefined ? { scoredRttMs: scored.ms, rttSource: scored.source } : {}) })
     this.world.recorder.ledger(this.peerId, cid.toString(), this.lineInit(a), {})
     this.feed({ type: 'award-sealed', now, job: e.job, attempt: e.attempt, award: cid.toString(), paymentRule: payload.paymentRule, provider: e.provider })
     this.world.bus.publish(this.peerId, jobTopics(job.request.payload.placement), message('award', award))

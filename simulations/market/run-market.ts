@@ -16,7 +16,7 @@ import { Harness, DEFAULT_START } from '../harness/harness.js'
 import { scheduleSybilRing } from '../harness/sybil-ring.js'
 import type { Verification } from '../../protocol/messages/job-request.js'
 import { peerIdOf } from '../harness/ids.js'
-import type { LedgerMismatch } from '../harness/recorder.js'
+import type { AwardRecord, LedgerMismatch } from '../harness/recorder.js'
 import { regionNetwork, type NetworkModel, type Place } from '../harness/network.js'
 import { MeshGossip, type MeshGossipOptions, type WireCounts } from '../overlay/mesh-gossip.js'
 import { discoveryCost, type DiscoveryStats } from './discovery.js'
@@ -120,6 +120,36 @@ export interface MarketRunStats {
   wire?: WireStats
   /** With `discovery`: the renters' `providers` lookups, apart from the award path. */
   discovery?: DiscoveryStats
+  /** The awards' round trips: `awardRtt` below. */
+  awardRtt: AwardRttStats
+}
+
+/**
+ * How far the awards went: the network model's mean round trip from each award's requester to its winner,
+ * and what the requester's RTT view scored the winner at (protocol/market/rtt-view.ts: measured on a
+ * connection, estimated from the bid's region and country, or unknown and scored at defaultRttMs).
+ */
+export interface AwardRttStats {
+  awards: number
+  /** Mean modelled RTT requester → winner, ms (null: no award). */
+  meanRttMs: number | null
+  /** Awards whose winner the view had measured, estimated, or did not know. */
+  measured: number
+  estimated: number
+  unknown: number
+}
+
+export function awardRttStats (awards: readonly AwardRecord[]): AwardRttStats {
+  let sum = 0
+  let n = 0
+  let measured = 0
+  let estimated = 0
+  for (const a of awards) {
+    if (a.rttMs !== undefined) { sum += a.rttMs; n++ }
+    if (a.rttSource === 'measured') measured++
+    else if (a.rttSource === 'estimated') estimated++
+  }
+  return { awards: awards.length, meanRttMs: n === 0 ? null : sum / n, measured, estimated, unknown: awards.length - measured - estimated }
 }
 
 export interface WireStats {
@@ -140,7 +170,8 @@ export function runMarket (workload: Workload, options: MarketRunOptions): Marke
   const seed = options.seed ?? 1
   const placeOfNode = (n: FleetNode): Place => ({ node: peerIdOf(n.id), region: n.region })
   const renterKey = (job: SimJob): string => job.region ?? 'global'
-  const placeOfRenter = (job: SimJob): Place => ({ node: peerIdOf(`renter-${renterKey(job)}`), region: job.region ?? workload.fleet[0]?.region ?? 'global' })
+  const countryOf = renterCountries(workload.fleet)
+  const placeOfRenter = (job: SimJob): Place => ({ node: peerIdOf(`renter-${renterKey(job)}`), region: job.region ?? workload.fleet[0]?.region ?? 'global', country: countryOf(job.region) })
   const baseNetwork = options.network ?? ((prng: Prng) => regionNetwork(prng))
   let mesh: MeshGossip | undefined
   let network: NetworkModel | undefined
@@ -194,9 +225,12 @@ export function runMarket (workload: Workload, options: MarketRunOptions): Marke
     const key = job.region ?? 'global'
     let r = renters.get(key)
     if (r === undefined) {
+      // every renter has its spotcheck seed, as every daemon's requester does (node/market/market.ts), whether
+      // or not the agreement audit is on: a job asking `spotcheck p` is drawn with it either way
       const share = options.agreementAuditPerMille ?? 0
-      const trust = share > 0 ? { trust: { agreementAuditPerMille: share, spotcheckSeed: sha256(new TextEncoder().encode(`gpumesh-sim/renter-seed/${key}`)) } } : {}
-      r = h.requester(`renter-${key}`, { region: job.region ?? workload.fleet[0]?.region ?? 'global', ...(options.evidence === true ? { evidence: true } : {}), ...trust })
+      const trust = { spotcheckSeed: sha256(new TextEncoder().encode(`gpumesh-sim/renter-seed/${key}`)), ...(share > 0 ? { agreementAuditPerMille: share } : {}) }
+      const place = placeOfRenter(job)
+      r = h.requester(`renter-${key}`, { region: place.region, ...(place.country !== undefined ? { country: place.country } : {}), ...(options.evidence === true ? { evidence: true } : {}), trust })
       renters.set(key, r)
     }
     return r
@@ -233,6 +267,24 @@ export function runMarket (workload: Workload, options: MarketRunOptions): Marke
     s.discovery = discoveryCost({ fleet: workload.fleet, jobs: workload.jobs.filter((j) => j.submitAt < workload.horizonMs), placeOfNode, placeOfRenter, delay: mean, seed })
   }
   return { run, stats: s, harness: h, start }
+}
+
+/**
+ * Where a renter sits (ISO 3166 alpha-2): the country of the fleet's first node in its region, a global
+ * renter (or one whose region has no node) in the fleet's most common country ('US' for an empty fleet).
+ * The measured network places renters so (scenarios/market-setup.ts), and the renter's agent estimates
+ * bidders' RTTs from it, as a daemon from its configured country.
+ */
+export function renterCountries (fleet: readonly FleetNode[]): (region: string | undefined) => string {
+  const byRegion = new Map<string, string>()
+  const counts = new Map<string, number>()
+  for (const n of fleet) {
+    if (!byRegion.has(n.region)) byRegion.set(n.region, n.country)
+    counts.set(n.country, (counts.get(n.country) ?? 0) + 1)
+  }
+  let common = 'US'
+  for (const [c, k] of counts) if (k > (counts.get(common) ?? 0)) common = c
+  return (region) => (region === undefined ? undefined : byRegion.get(region)) ?? common
 }
 
 /** The node's adversarial behaviour from `noShows` and `behaviours` (none: honest). */
@@ -420,6 +472,7 @@ function stats (h: Harness, jobs: number, events: number, endedAtMs: number): Ma
     ledgerMismatches: mismatches.filter((m) => !open(m)).length,
     openAtHorizon: mismatches.filter(open).length,
     events,
-    endedAtMs
+    endedAtMs,
+    awardRtt: awardRttStats(h.recorder.awards)
   }
 }

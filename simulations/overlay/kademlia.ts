@@ -69,10 +69,30 @@ export interface ProvideResult extends LookupResult {
 }
 
 export interface FindProvidersResult extends LookupResult {
-  /** Providers found, in the order found (node indices). */
+  /** Providers the lookup yielded, in the order found (node indices): at most k, as kad-dht's `findProviders`. */
   providers: number[]
   /** Time from start to the first provider, ms (undefined: none found). */
   firstProviderMs: number | undefined
+  /**
+   * What a caller that takes each answer whole sees (node/dht-providers.ts step 1, protocol/README.md §7.4c):
+   * every provider in the answers (the local records first; `providers` is its first k), the peers that
+   * answered and that failed, and the closer peers the answers named (node indices, in the order met).
+   */
+  answers: { providers: number[], answered: number[], failed: number[], named: number[] }
+}
+
+/** One GET_PROVIDERS to one peer (the walk past k, protocol/provider-walk.ts). */
+export interface ProvidersQueryResult {
+  /** False: the peer was down or slower than the RPC timeout. */
+  ok: boolean
+  /** When the answer (or the timeout) came, virtual ms. */
+  doneAt: number
+  /** The providers the peer holds records of (empty when not ok). */
+  providers: readonly number[]
+  /** The peer's k closest table entries to the key (empty when not ok). */
+  closer: number[]
+  messages: number
+  bytes: number
 }
 
 export interface KademliaBuildOptions {
@@ -206,11 +226,45 @@ export class KademliaModel {
     this.checkNode(origin)
     const local = this.records.get(key)?.get(origin) ?? []
     if (local.length >= this.params.k) {
-      return { closest: [], hops: 0, rounds: 0, queried: 0, failed: 0, messages: 0, bytes: 0, timeMs: 0, providers: local.slice(0, this.params.k), firstProviderMs: 0 }
+      const yielded = local.slice(0, this.params.k)
+      return { closest: [], hops: 0, rounds: 0, queried: 0, failed: 0, messages: 0, bytes: 0, timeMs: 0, providers: yielded, firstProviderMs: 0, answers: { providers: [...yielded], answered: [], failed: [], named: [] } }
     }
     writeWords(kadIdOfCapabilityKey(key), this.target, 0)
     const run = this.lookup(origin, 'GET_PROVIDERS', CID_MULTIHASH_BYTES, key, options, local)
-    return { ...run.result, providers: run.providers, firstProviderMs: run.firstProviderMs }
+    return { ...run.result, providers: run.providers.slice(0, this.params.k), firstProviderMs: run.firstProviderMs, answers: { providers: run.providers, answered: run.answered, failed: run.failedPeers, named: run.named } }
+  }
+
+  /**
+   * One GET_PROVIDERS from `origin` to `peer` for `key`, sent at `options.at`: timed as a lookup's query
+   * (a round trip, plus the dial's round trips when `peer` is not in `origin`'s table; down or slower
+   * than the RPC timeout → failed at the timeout), answered with every record the peer holds and its k
+   * closest table entries to the key. The walk past k (simulations/market/discovery.ts) sends these.
+   */
+  queryProviders (origin: number, peer: number, key: string, options: LookupOptions): ProvidersQueryResult {
+    this.checkNode(origin)
+    this.checkNode(peer)
+    const p = this.params
+    const at = options.at ?? 0
+    const isUp = options.isUp ?? ALWAYS_UP
+    const rtt = options.delay(origin, peer) + options.delay(peer, origin)
+    const took = rtt * (1 + (this.inTable(origin, peer) ? 0 : p.dialRoundTrips))
+    const requestBytes = dhtMessageBytes(p, CID_MULTIHASH_BYTES, 0)
+    if (!isUp(peer, at) || took > p.rpcTimeoutMs) return { ok: false, doneAt: at + p.rpcTimeoutMs, providers: [], closer: [], messages: 1, bytes: requestBytes }
+    writeWords(kadIdOfCapabilityKey(key), this.target, 0)
+    const held = this.records.get(key)?.get(peer) ?? []
+    const n = this.closestInTable(peer, p.k, -1)
+    const closer = Array.from(this.closerBuf.subarray(0, n))
+    return { ok: true, doneAt: at + took, providers: held, closer, messages: 2, bytes: requestBytes + dhtMessageBytes(p, CID_MULTIHASH_BYTES, n + held.length) }
+  }
+
+  /** Whether `peer` is in `node`'s routing table (a connection: no dial before a query). */
+  inTable (node: number, peer: number): boolean {
+    this.checkNode(node)
+    this.checkNode(peer)
+    if (node === peer) return false
+    const n = this.tableCell(node, this.cellOfNode[peer] as number)
+    for (let i = 0; i < n; i++) if (this.cellBuf[i] === peer) return true
+    return false
   }
 
   /** The providers node `node` holds records of for `key`. */
@@ -346,6 +400,9 @@ export class KademliaModel {
     result: LookupResult
     providers: number[]
     firstProviderMs: number | undefined
+    answered: number[]
+    failedPeers: number[]
+    named: number[]
   } {
     const p = this.params
     const k = p.k
@@ -369,9 +426,14 @@ export class KademliaModel {
     const holders = key !== undefined ? this.records.get(key) : undefined
 
     const result: LookupResult = { closest: [], hops: 0, rounds: 0, queried: 0, failed: 0, messages: 0, bytes: 0, timeMs: 0 }
+    // GET_PROVIDERS: what a caller taking each answer whole sees (FindProvidersResult.answers)
+    const answered: number[] = []
+    const failedPeers: number[] = []
+    const named: number[] = []
+    const namedSet = new Set<number>()
     const startCount = this.closestInTable(origin, k, origin)
     const starting = Array.from(this.closerBuf.subarray(0, startCount))
-    if (starting.length === 0) return { result, providers, firstProviderMs }
+    if (starting.length === 0) return { result, providers, firstProviderMs, answered, failedPeers, named }
     // kad-dht shuffles the starting peers before it deals them out to the paths
     const prng = new Prng(`${String(this.seed)}/lookup/${origin}/${this.target[0] as number}/${this.target[1] as number}`)
     for (let i = starting.length - 1; i > 0; i--) {
@@ -455,6 +517,7 @@ export class KademliaModel {
       running[path] = (running[path] as number) - 1
       if (!ok) {
         result.failed++
+        if (kind === 'GET_PROVIDERS') failedPeers.push(peer)
         pump(path, now)
         continue
       }
@@ -465,6 +528,13 @@ export class KademliaModel {
       insertSorted(closest[path] as number[], peer, k)
       insertSorted(final, peer, k)
       if (kind === 'GET_PROVIDERS') {
+        answered.push(peer)
+        for (let i = 0; i < closerCount; i++) {
+          const closer = this.closerBuf[i] as number
+          if (closer === origin || namedSet.has(closer)) continue
+          namedSet.add(closer)
+          named.push(closer)
+        }
         for (const provider of held) {
           if (providerSet.has(provider)) continue
           providerSet.add(provider)
@@ -492,7 +562,7 @@ export class KademliaModel {
     result.closest = final
     for (const peer of final) if ((depth[peer] as number) > result.hops) result.hops = depth[peer] as number
     result.timeMs = end - start
-    return { result, providers: kind === 'GET_PROVIDERS' ? providers.slice(0, k) : providers, firstProviderMs }
+    return { result, providers, firstProviderMs, answered, failedPeers, named }
   }
 }
 

@@ -16,7 +16,7 @@ import { DEFAULT_START } from '../harness/harness.js'
 import { peerIdOf } from '../harness/ids.js'
 import { regionNetwork, type NetworkModel } from '../harness/network.js'
 import type { FleetBaselineOptions } from '../baselines/options.js'
-import { drainMsFor, runMarket, type MarketRun, type MarketRunStats } from '../market/run-market.js'
+import { drainMsFor, renterCountries, runMarket, type MarketRun, type MarketRunStats } from '../market/run-market.js'
 import type { SimJob, StrategyRun, Workload } from '../model.js'
 import type { ChurnSchedule } from '../network/churn.js'
 import { countryNetwork } from '../network/country-network.js'
@@ -64,20 +64,13 @@ export function marketWorkload (data: ScenarioData, options: ScenarioOptions, de
 export function measuredNetwork (rttCsv: string, workload: Workload): (prng: Prng) => NetworkModel {
   const table = parseRttTable(rttCsv)
   const byPeer = new Map<string, string>()
-  const byRegion = new Map<string, string>()
-  const counts = new Map<string, number>()
-  for (const n of workload.fleet) {
-    byPeer.set(peerIdOf(n.id), n.country)
-    if (!byRegion.has(n.region)) byRegion.set(n.region, n.country)
-    counts.set(n.country, (counts.get(n.country) ?? 0) + 1)
-  }
-  let common = 'US'
-  for (const [c, k] of counts) if (k > (counts.get(common) ?? 0)) common = c
+  for (const n of workload.fleet) byPeer.set(peerIdOf(n.id), n.country)
+  const renterCountry = renterCountries(workload.fleet)
   const countryOf = (peer: string): string => {
     const known = byPeer.get(peer)
     if (known !== undefined) return known
-    const region = peer.startsWith('peer:renter-') ? peer.slice('peer:renter-'.length) : undefined
-    return (region === undefined ? undefined : byRegion.get(region)) ?? common
+    const key = peer.startsWith('peer:renter-') ? peer.slice('peer:renter-'.length) : undefined
+    return renterCountry(key === 'global' ? undefined : key)
   }
   return (prng) => countryNetwork(table, countryOf, prng)
 }

@@ -4,6 +4,7 @@
  * included, plus stream messages), bytes, bids, time to award, and the `providers` lookup on the DHT
  * (apart from the award path: market/discovery.ts says why). Rounded for report.json.
  */
+import type { CutReason } from '../../protocol/discovery-completeness.js'
 import type { MarketRunStats } from '../market/run-market.js'
 import type { Percentiles } from '../report/metrics.js'
 import { round, type ReportSection } from '../report/report.js'
@@ -23,9 +24,27 @@ export interface TrafficRow {
   bidsPerJob: number
   timeToAwardMs: { p50: number | null, p95: number | null }
   /** The `providers` lookup (null without discovery). */
-  discovery: { firstProviderMsP50: number | null, timeMsP50: number | null, timeMsP95: number | null, messagesPerLookup: number, bytesPerLookup: number, hops: number, providersFound: number, announceMessagesPerNode: number } | null
+  discovery: {
+    firstProviderMsP50: number | null
+    timeMsP50: number | null
+    timeMsP95: number | null
+    messagesPerLookup: number
+    bytesPerLookup: number
+    hops: number
+    /** Matching providers listed per search, and what the DHT's own lookup yielded (at most k) before the walk past k. */
+    providersFound: number
+    yieldedPerLookup: number
+    walkQueriesPerLookup: number
+    /** Searches whose answer is complete, and the others ("at least N") by why (protocol/discovery-completeness.ts). */
+    lookups: number
+    complete: number
+    cut: Partial<Record<CutReason, number>>
+    announceMessagesPerNode: number
+  } | null
   /** Awards still open when the run ended (after the drain). */
   openAtEnd: number
+  /** Mean modelled RTT from each award's renter to its winner, ms, and how the renter's view knew the winner's RTT (run-market.ts AwardRttStats). */
+  awardRtt: { meanRttMs: number | null, measured: number, estimated: number, unknown: number }
 }
 
 const r3 = (x: number): number => round(x, 3) as number
@@ -55,9 +74,15 @@ export function trafficRow (nodes: number, jobs: number, stats: MarketRunStats, 
           bytesPerLookup: r3(d.bytesPerLookup),
           hops: r3(d.hops),
           providersFound: r3(d.providersFound),
+          yieldedPerLookup: r3(d.yieldedPerLookup),
+          walkQueriesPerLookup: r3(d.walkQueriesPerLookup),
+          lookups: d.lookups,
+          complete: d.complete,
+          cut: { ...d.cut },
           announceMessagesPerNode: r3(d.announce.messagesPerNode)
         },
-    openAtEnd: stats.openAtHorizon
+    openAtEnd: stats.openAtHorizon,
+    awardRtt: { meanRttMs: round(stats.awardRtt.meanRttMs, 1), measured: stats.awardRtt.measured, estimated: stats.awardRtt.estimated, unknown: stats.awardRtt.unknown }
   }
 }
 
@@ -67,12 +92,12 @@ const sec = (ms: number | null): string => (ms === null ? '–' : (ms / 1000).to
 /** The rows as a markdown table. */
 export function trafficTable (rows: readonly TrafficRow[]): string {
   const lines = [
-    '| nodes | jobs | messages / job (app) | wire copies / job | KiB / job (app) | wire KiB / job | copies / gossip msg | duplicates | bids / job | award p50 / p95 s | DHT lookup p50 / p95 s | DHT msgs / lookup | open at end |',
-    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
+    '| nodes | jobs | messages / job (app) | wire copies / job | KiB / job (app) | wire KiB / job | copies / gossip msg | duplicates | bids / job | award p50 / p95 s | DHT lookup p50 / p95 s | DHT msgs / lookup | providers / lookup (complete) | award RTT ms (measured / estimated / unknown) | open at end |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
   ]
   for (const r of rows) {
     const d = r.discovery
-    lines.push(`| ${num(r.nodes, 0)} | ${num(r.jobs, 0)} | ${num(r.messagesPerJob)} | ${num(r.wireMessagesPerJob)} | ${num(r.bytesPerJob / 1024)} | ${num(r.wireBytesPerJob === null ? null : r.wireBytesPerJob / 1024)} | ${num(r.copiesPerGossipMessage)} | ${r.duplicateShare === null ? '–' : `${(r.duplicateShare * 100).toFixed(1)} %`} | ${num(r.bidsPerJob)} | ${sec(r.timeToAwardMs.p50)} / ${sec(r.timeToAwardMs.p95)} | ${d === null ? '–' : `${sec(d.timeMsP50)} / ${sec(d.timeMsP95)}`} | ${d === null ? '–' : num(d.messagesPerLookup)} | ${r.openAtEnd} |`)
+    lines.push(`| ${num(r.nodes, 0)} | ${num(r.jobs, 0)} | ${num(r.messagesPerJob)} | ${num(r.wireMessagesPerJob)} | ${num(r.bytesPerJob / 1024)} | ${num(r.wireBytesPerJob === null ? null : r.wireBytesPerJob / 1024)} | ${num(r.copiesPerGossipMessage)} | ${r.duplicateShare === null ? '–' : `${(r.duplicateShare * 100).toFixed(1)} %`} | ${num(r.bidsPerJob)} | ${sec(r.timeToAwardMs.p50)} / ${sec(r.timeToAwardMs.p95)} | ${d === null ? '–' : `${sec(d.timeMsP50)} / ${sec(d.timeMsP95)}`} | ${d === null ? '–' : num(d.messagesPerLookup)} | ${d === null ? '–' : `${num(d.providersFound)} (${d.complete} of ${d.lookups})`} | ${num(r.awardRtt.meanRttMs)} (${r.awardRtt.measured} / ${r.awardRtt.estimated} / ${r.awardRtt.unknown}) | ${r.openAtEnd} |`)
   }
   return `${lines.join('\n')}\n`
 }
@@ -83,7 +108,7 @@ export function trafficSection (row: TrafficRow): ReportSection {
 }
 
 /** What the traffic table's columns mean, for report.md. */
-export const TRAFFIC_NOTE = 'Messages / job (app): each gossip message counted once and each stream message once, as the daemon sends them. Wire copies / job: every copy the gossipsub mesh model carries (one mesh per topic, D = 6, Dlo = 4, Dhi = 12, Dlazy = 6, flood publish, IHAVE/IWANT on), duplicates included, plus the stream messages; wire KiB adds the IHAVE/IWANT/IDONTWANT control RPCs. Award: submit to award. DHT lookup: the `providers` query a buyer runs for the job on the Kademlia model (k = 20, α = 3, 2 disjoint paths) — job submission itself does no DHT lookup, so this is not part of the award path.'
+export const TRAFFIC_NOTE = 'Messages / job (app): each gossip message counted once and each stream message once, as the daemon sends them. Wire copies / job: every copy the gossipsub mesh model carries (one mesh per topic, D = 6, Dlo = 4, Dhi = 12, Dlazy = 6, flood publish, IHAVE/IWANT on), duplicates included, plus the stream messages; wire KiB adds the IHAVE/IWANT/IDONTWANT control RPCs. Award: submit to award. Award RTT: the network model\'s mean round trip from each award\'s renter to its winner, and how the renter\'s RTT view knew the winner when it scored (measured on a connection it holds, estimated from the bid\'s region and country, or unknown: scored at 200 ms). DHT lookup: the `providers` query a buyer runs for the job on the Kademlia model (k = 20, α = 3, 2 disjoint paths), continued past k as the daemon does (protocol/provider-walk.ts) up to the daemon\'s limit of 100 matching providers; providers / lookup: matching providers listed, and (in brackets) how many searches were complete rather than "at least N" — job submission itself does no DHT lookup, so this is not part of the award path.'
 
 /** The overlay models' assumptions, one sentence each, for a scenario's report. */
 export const OVERLAY_ASSUMPTIONS: readonly string[] = [

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { compareWalkPeers, walkStep, xorDistance, type WalkPeer } from '../../../protocol/index.js'
+import { ProviderWalk, compareWalkPeers, walkStep, xorDistance, type WalkPeer } from '../../../protocol/index.js'
 
 const peer = (id: string, ...bytes: number[]): WalkPeer => ({ id, distance: Uint8Array.from(bytes) })
 
@@ -28,5 +28,39 @@ describe('the provider walk past k (§7.4c)', () => {
     // fewer known than k: all of them
     assert.deepEqual(walkStep(known.slice(0, 2), new Set(['far']), new Set(), 3), { closest: ['p1', 'far'], toAsk: ['p1'] })
     assert.deepEqual(walkStep([], new Set(), new Set(), 3), { closest: [], toAsk: [] })
+  })
+
+  it('ProviderWalk: the lookup answers first, then steps to the k nearest; complete only if each of them answered', () => {
+    const walk = new ProviderWalk<string>(3)
+    const d = (n: number): Uint8Array => Uint8Array.from([n])
+    walk.learn('p2', d(2), 'addr-p2')
+    walk.asking('p2') // the DHT's own lookup asked it, and it answered
+    walk.failed('p9') // one the lookup asked that never answered, never heard of otherwise
+    walk.learn('p1', d(1), 'addr-p1')
+    walk.learn('p1', d(7), 'other') // the first learn counts
+    walk.learn('p4', d(4), 'addr-p4')
+    assert.equal(walk.size, 3)
+    assert.equal(walk.info('p1'), 'addr-p1')
+    assert.deepEqual(walk.outcome(), { found: 0, answered: 0 }, 'no step yet')
+    assert.deepEqual(walk.next(), ['p1', 'p4'])
+    walk.asking('p1')
+    walk.asking('p4')
+    walk.failed('p4')
+    walk.learn('p3', d(3), 'addr-p3')
+    assert.deepEqual(walk.next(), ['p3'])
+    walk.asking('p3')
+    assert.deepEqual(walk.next(), [])
+    // the 3 nearest heard of are p1, p2, p3 (p4 failed and is farther): each answered
+    assert.deepEqual(walk.outcome(), { found: 3, answered: 3 })
+    // a failed peer among the nearest: not complete
+    const cut = new ProviderWalk(2)
+    cut.learn('a', d(1), undefined)
+    cut.learn('b', d(2), undefined)
+    cut.learn('c', d(3), undefined)
+    for (const id of cut.next()) cut.asking(id)
+    cut.failed('a')
+    for (const id of cut.next()) cut.asking(id)
+    assert.deepEqual(cut.next(), [])
+    assert.deepEqual(cut.outcome(), { found: 2, answered: 1 })
   })
 })

@@ -40,7 +40,7 @@ describe('simulations: the scale and flash-crowd scenarios', function () {
   })
 
   it('the chart gets one point per size and series (application, wire, DHT)', () => {
-    const row = (nodes: number, wire: number | null): TrafficRow => ({ nodes, jobs: 1, messagesPerJob: 10, bytesPerJob: 1, wireMessagesPerJob: wire, wireBytesPerJob: wire, copiesPerGossipMessage: null, duplicateShare: null, bidsPerJob: 1, timeToAwardMs: { p50: 1, p95: 1 }, discovery: null, openAtEnd: 0 })
+    const row = (nodes: number, wire: number | null): TrafficRow => ({ nodes, jobs: 1, messagesPerJob: 10, bytesPerJob: 1, wireMessagesPerJob: wire, wireBytesPerJob: wire, copiesPerGossipMessage: null, duplicateShare: null, bidsPerJob: 1, timeToAwardMs: { p50: 1, p95: 1 }, discovery: null, openAtEnd: 0, awardRtt: { meanRttMs: null, measured: 0, estimated: 0, unknown: 0 } })
     const points = messagesVsN([row(100, 700), row(300, null)])
     assert.deepEqual(points.map((p) => [p.n, p.series, p.messagesPerJob]), [[100, 'app messages', 10], [100, 'wire copies', 700], [300, 'app messages', 10]])
   })
