@@ -17,10 +17,11 @@
  * listener's close() cancels every reservation in the transport's store (timers cleared, map emptied)
  * but dispatches no `relay:removed`, so it neither withdraws confirmed addresses nor removes the
  * keep-alive tag on the relay; this service does both. Circuit relay v2 has no message to cancel a
- * reservation: the relay keeps the slot until its reservation TTL runs out (2 h on js-libp2p relays),
- * unless it drops it itself (a gpumesh bootstrap peer does, when the peer withdraws the relay address:
- * node/services/relay-slots.ts). A relay search still pending at the release (no reservation made yet)
- * is not stopped by close(): libp2p keeps its pending request.
+ * reservation, and js-libp2p's relay server keeps a slot until its TTL runs out (2 h, its
+ * DEFAULT_MAX_RESERVATION_TTL), connection closed or not: the node stops refreshing it, so the slot on
+ * the relay lapses within that time, not at once. A relay search still pending at the release (no
+ * reservation made yet) is not stopped by close(): libp2p keeps its pending request, and a reservation
+ * it makes later is held (and refreshed) though nothing announces it.
  */
 import { KEEP_ALIVE, type ComponentLogger, type Connection, type Listener, type Logger, type PeerStore, type Startable } from '@libp2p/interface'
 import type { AddressManager, TransportManager, ConnectionManager } from '@libp2p/interface-internal'
