@@ -51,7 +51,11 @@ function notConnected (status: StatusInfo): NotConnectedError | undefined {
 /** `reachability: private (reason)`, and the relay and DCUtR counts when a relay is involved. */
 function natLines (nat: StatusInfo['nat']): string[] {
   const lines = [`  reachability: ${nat.reachability} (${nat.reason})`]
-  if (nat.relayListening || nat.relayedConnections > 0) lines.push(`  relay:       ${nat.relayAddresses.length} relay address(es), ${nat.relayedConnections} relayed connection(s), ${nat.directUpgrades} upgraded to direct`)
+  const releases = nat.relayReleases
+  if (nat.relayListening || nat.relayedConnections > 0 || releases > 0) {
+    lines.push(`  relay:       ${nat.relayAddresses.length} relay address(es), ${nat.relayedConnections} relayed connection(s), ${nat.directUpgrades} upgraded to direct` +
+      (releases > 0 ? `, released ${releases} time(s) once public${nat.relayListening ? '' : ', not listening'}` : ''))
+  }
   lines.push(...nat.relayAddresses.map((a) => `  via relay:   ${a}`))
   return lines
 }

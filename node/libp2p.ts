@@ -130,7 +130,13 @@ export async function buildLibp2p (options: BuildOptions): Promise<GpumeshLibp2p
   // behind NAT listens on /p2p-circuit (node/services/reachability.ts) and DCUtR upgrades relayed connections
   services.autoNAT = autoNAT()
   // a bootstrap peer is a relay, and seeks none for itself
-  services.reachability = reachabilityService({ mode: config.nat.reachability, seekRelay: role !== 'bootstrap', ...(options.now !== undefined ? { now: options.now } : {}) })
+  services.reachability = reachabilityService({
+    mode: config.nat.reachability,
+    seekRelay: role !== 'bootstrap',
+    verifyGraceMs: config.nat.verifyGraceMs,
+    releaseAfterMs: config.nat.relayReleaseAfterMs,
+    ...(options.now !== undefined ? { now: options.now } : {})
+  })
   if (config.nat.holePunch) services.dcutr = dcutr()
   if (role === 'bootstrap') services.relay = circuitRelayServer()
 

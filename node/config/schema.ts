@@ -16,7 +16,7 @@ import { DHT_K } from '../../protocol/discovery-completeness.js'
 import { parseWindows, WindowSyntaxError } from './windows.js'
 import { DEFAULT_INPUT_CACHE_MIB } from '../blobs/input-cache.js'
 import { PROVIDE_CONCURRENCY } from '../announcer.js'
-import { NAT_MODES } from '../../protocol/nat/reachability.js'
+import { NAT_MODES, NAT_RELAY_RELEASE_AFTER_MS, NAT_VERIFY_GRACE_MS } from '../../protocol/nat/reachability.js'
 import { PROBE_BURST, PROBE_INTERVAL_MIN_MS, PROBE_INTERVAL_MS, PROBE_JITTER, PROBE_PER_HOUR } from '../../protocol/trust/probe-schedule.js'
 
 const multiaddrString = z.string().refine((s) => {
@@ -174,7 +174,11 @@ export const configSchema = z.strictObject({
      */
     reachability: z.enum(NAT_MODES).default('auto'),
     /** Upgrade relayed connections to direct ones with DCUtR (hole punching). */
-    holePunch: z.boolean().default(true)
+    holePunch: z.boolean().default(true),
+    /** How long a public address may stay unverified by AutoNAT before the node counts as behind NAT. */
+    verifyGraceMs: z.int().min(0).default(NAT_VERIFY_GRACE_MS),
+    /** How long a node holding relay reservations must be public without a break before it releases them. */
+    relayReleaseAfterMs: z.int().min(0).default(NAT_RELAY_RELEASE_AFTER_MS)
   }).prefault({}),
   gossip: z.strictObject({
     /**

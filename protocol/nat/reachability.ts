@@ -10,6 +10,10 @@
  * AutoNAT v1 needs 8 failed dial-backs from distinct /8 segments before it rejects an address, which
  * a small network never reaches: a public address still unverified after NAT_VERIFY_GRACE_MS counts
  * as unreachable instead.
+ *
+ * stepRelayHold then says when to start and when to stop listening on /p2p-circuit: at once when the
+ * decision asks for a relay, and only after the node has been public for NAT_RELAY_RELEASE_AFTER_MS
+ * without a break when it no longer does, so an AutoNAT result that flaps does not churn reservations.
  */
 
 /** How the owner set reachability: auto (decide from AutoNAT and the addresses), or forced. */
@@ -26,6 +30,14 @@ export type Reachability = 'public' | 'private' | 'local' | 'unknown'
 
 /** How long a public address may stay unverified by AutoNAT before the node counts as unreachable. */
 export const NAT_VERIFY_GRACE_MS = 60_000
+
+/**
+ * How long a node holding relay reservations must have been decided public, without a break, before it
+ * releases them (closes its /p2p-circuit listener and stops announcing the relay addresses). An AutoNAT
+ * result that flips back within this time costs no reservation churn on the relay; a node that really
+ * became reachable (a port forward opened, a firewall changed) frees its slot this long after.
+ */
+export const NAT_RELAY_RELEASE_AFTER_MS = 5 * 60_000
 
 /** One of the node's own addresses, as its address manager holds it. */
 export interface OwnAddress {
@@ -81,4 +93,38 @@ export function decideReachability (input: ReachabilityInput): ReachabilityDecis
   }
   if (input.publicPeers > 0) return { reachability: 'private', relay: true, reason: `only private addresses, and ${input.publicPeers} peer(s) reached at public addresses: behind NAT` }
   return { reachability: 'local', relay: false, reason: 'only private addresses and no public peer: a private network' }
+}
+
+/** Whether the node listens on /p2p-circuit, and since when its decisions have said public without a break. */
+export interface RelayHold {
+  listening: boolean
+  /** When the unbroken run of `public` decisions began; undefined when the latest decision was not public. */
+  publicSince: number | undefined
+}
+
+/** listen: start listening on /p2p-circuit; release: close it and withdraw the relay addresses; none: leave it. */
+export type RelayHoldAction = 'listen' | 'release' | 'none'
+
+export interface RelayHoldStep {
+  hold: RelayHold
+  action: RelayHoldAction
+}
+
+export const INITIAL_RELAY_HOLD: RelayHold = { listening: false, publicSince: undefined }
+
+/**
+ * The next relay hold after a decision at `now`. A decision that asks for a relay starts listening at
+ * once (an unreachable node needs it now). A listening node releases only when its decisions have said
+ * `public` for at least `releaseAfterMs` without a break (exactly at it: release); `local` and `unknown`
+ * release nothing: a node that lost its public peers has not become reachable.
+ */
+export function stepRelayHold (hold: RelayHold, decision: Pick<ReachabilityDecision, 'reachability' | 'relay'>, now: number, releaseAfterMs: number = NAT_RELAY_RELEASE_AFTER_MS): RelayHoldStep {
+  if (!Number.isFinite(now)) throw new InvalidReachabilityInputError('now must be finite')
+  if (!Number.isFinite(releaseAfterMs) || releaseAfterMs < 0) throw new InvalidReachabilityInputError(`releaseAfterMs must be a non-negative number, got ${releaseAfterMs}`)
+  const publicSince = decision.reachability === 'public' ? (hold.publicSince ?? now) : undefined
+  if (decision.relay && !hold.listening) return { hold: { listening: true, publicSince }, action: 'listen' }
+  if (hold.listening && !decision.relay && publicSince !== undefined && now - publicSince >= releaseAfterMs) {
+    return { hold: { listening: false, publicSince }, action: 'release' }
+  }
+  return { hold: { listening: hold.listening, publicSince }, action: 'none' }
 }

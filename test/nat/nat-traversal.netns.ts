@@ -6,13 +6,17 @@
  * relay address; the buyer finds both, reaches them over the relay, and DCUtR upgrades those connections to
  * direct ones (the NATed provider dials the public buyer); a job then runs on one of them. Two providers
  * both behind NAT stay relayed (the limit README "NAT traversal" explains), and the last case pins that down.
+ * A second network: a provider on the public switch behind its own firewall relays for the same reason, and
+ * releases the relay once the firewall opens and AutoNAT verifies its public address.
  *
  * Not part of `npm test`: `npm run test:nat` (root, iproute2, nftables). It skips, saying why, elsewhere.
  */
 import assert from 'node:assert/strict'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { execFile } from 'node:child_process'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { promisify } from 'node:util'
 import type { JobView } from '../../node/market/views.js'
 import type { ReachabilityStatus } from '../../node/services/reachability.js'
 import { inNetns, netnsDown, netnsUnavailable, netnsUp, tcpProbe } from '../helpers/netns.js'
@@ -171,6 +175,93 @@ describe('NAT traversal in network namespaces: AutoNAT, relay reservations, DCUt
     assert.match(failure.message, /limited connection/)
     const aToB = (await (providers.pA as DaemonProcess).json<PeerJson[]>(['peers'])).filter((p) => p.peerId === ids.pB)
     assert.ok(aToB.length > 0 && aToB.every((c) => c.addresses.every((a) => a.includes('/p2p-circuit/'))), JSON.stringify(aToB))
+  })
+})
+
+describe('NAT traversal in network namespaces: a node that becomes reachable releases its relay (npm run test:nat)', function () {
+  this.timeout(300_000)
+  const prefix = `gmr${process.pid % 100_000}`
+  const PC_IP = '11.0.0.40'
+  /** Short on purpose: the defaults (60 s grace, 5 min public before release) are for deployments. */
+  const NAT_CONFIG = { nat: { verifyGraceMs: 6_000, relayReleaseAfterMs: 8_000 } }
+  let root: string | undefined
+  let boot: DaemonProcess
+  let pC: DaemonProcess
+  let bootAddr: string
+  const ids: Record<string, string> = {}
+  const cleanUp = (): void => { void netnsDown(prefix) }
+
+  before(async function () {
+    const why = await netnsUnavailable()
+    if (why !== undefined) {
+      process.stdout.write(`    skipped: ${why}\n`)
+      this.skip()
+    }
+    process.once('exit', cleanUp)
+    await netnsUp(prefix)
+    root = await mkdtemp(join(tmpdir(), 'gpumesh-nat-release-'))
+    boot = await DaemonProcess.start(['bootstrap', ...COMMON, '--announce', `/ip4/${BOOT_IP}/tcp/${PORT}`], join(root, 'boot'), { prefix: inNetns(prefix, 'boot') })
+    bootAddr = boot.addresses().find((a) => a.startsWith(`/ip4/${BOOT_IP}/`)) as string
+    ids.boot = bootAddr.split('/p2p/')[1] as string
+  })
+
+  after(async () => {
+    await killAll()
+    await netnsDown(prefix)
+    process.off('exit', cleanUp)
+    if (root !== undefined) await rm(root, { recursive: true, force: true })
+  })
+
+  it('a provider with a public address behind a firewall finds AutoNAT cannot verify it, and relays', async () => {
+    const dataDir = join(root as string, 'pC')
+    await mkdir(dataDir, { recursive: true, mode: 0o700 })
+    await writeFile(join(dataDir, 'config.json'), JSON.stringify(NAT_CONFIG))
+    pC = await DaemonProcess.start(['node', 'start', ...COMMON, '--bootstrap', bootAddr, '--no-detect-gpus', '--declare-gpu', 'NVIDIA L4:23034', '--region', 'eu-west'],
+      dataDir, { prefix: inNetns(prefix, 'pC'), env: await bwrapEnv() })
+    // the firewall drops what the public side starts, the node's own port included
+    assert.equal(await tcpProbe(prefix, 'buyer', PC_IP, PORT), 'timeout')
+    const status = await until('pC to decide it is unreachable and hold a relay address', async () => {
+      const s = await pC.json<StatusJson>(['status'])
+      return s.nat.reachability === 'private' && s.nat.relayAddresses.length > 0 ? s : undefined
+    })
+    ids.pC = status.peerId
+    assert.match(status.nat.reason, /no public address verified by AutoNAT within 6 s/)
+    assert.equal(status.nat.relayListening, true)
+    assert.deepEqual(status.nat.relayAddresses, [`/ip4/${BOOT_IP}/tcp/${PORT}/p2p/${ids.boot}/p2p-circuit/p2p/${ids.pC}`])
+    assert.ok(!status.addresses.some((a) => a.startsWith(`/ip4/${PC_IP}/`)), `an unverified public address is not announced: ${status.addresses.join(' ')}`)
+    assert.equal((status as unknown as { dht: { mode: string } }).dht.mode, 'client')
+  })
+
+  it('once the firewall opens, AutoNAT verifies the public address and the node releases the relay after the hysteresis', async () => {
+    await promisify(execFile)('ip', ['netns', 'exec', `${prefix}-pC`, 'nft', 'delete', 'table', 'inet', 'firewall'])
+    assert.equal(await tcpProbe(prefix, 'buyer', PC_IP, PORT), 'connected')
+    // a peer from another /8 connects: AutoNAT v1 already holds the failed 11/8 answer (the bootstrap peer's) for this address
+    const pcAddr = `/ip4/${PC_IP}/tcp/${PORT}/p2p/${ids.pC as string}`
+    const late = await DaemonProcess.start(['node', 'start', ...COMMON, '--bootstrap', bootAddr, pcAddr, '--no-sell', '--dht-mode', 'client'],
+      join(root as string, 'ver'), { prefix: inNetns(prefix, 'ver') })
+    const verified = await until('AutoNAT to verify pC\'s public address', async () => {
+      const s = await pC.json<StatusJson>(['status'])
+      return s.nat.reachability === 'public' ? s : undefined
+    })
+    assert.match(verified.nat.reason, /a public address is verified/)
+    // the hysteresis: public, and still relaying until it has been public for relayReleaseAfterMs
+    assert.equal(verified.nat.relayListening, true, JSON.stringify(verified.nat))
+    const released = await until('pC to release the relay', async () => {
+      const s = await pC.json<StatusJson>(['status'])
+      return !s.nat.relayListening ? s : undefined
+    }, 60_000)
+    assert.deepEqual(released.nat.relayAddresses, [])
+    assert.equal((released.nat as unknown as { relayReleases: number }).relayReleases, 1)
+    assert.ok(released.addresses.some((a) => a.startsWith(`/ip4/${PC_IP}/tcp/${PORT}/`)), released.addresses.join(' '))
+    assert.ok(released.addresses.every((a) => !a.includes('/p2p-circuit')), released.addresses.join(' '))
+    assert.equal((released as unknown as { dht: { mode: string } }).dht.mode, 'server')
+    const text = await pC.cli(['status'])
+    assert.match(text.stdout, /reachability: public \(a public address is verified/)
+    assert.match(text.stdout, /relay: +0 relay address\(es\), \d+ relayed connection\(s\), \d+ upgraded to direct, released 1 time\(s\) once public, not listening/)
+    assert.doesNotMatch(text.stdout, /via relay:/)
+    // a peer dials it directly now
+    const peers = await late.json<PeerJson[]>(['peers'])
+    assert.ok(peers.some((p) => p.peerId === ids.pC && p.addresses.every((a) => a.startsWith(`/ip4/${PC_IP}/tcp/${PORT}`))), JSON.stringify(peers))
   })
 })
 

@@ -8,6 +8,11 @@
 #   P-pA    provider A behind rA      10.1.0.2, default route via 10.1.0.1
 #   P-rB    NAT router B  wan 11.0.0.22, lan 10.2.0.1/24, nft masquerade
 #   P-pB    provider B behind rB      10.2.0.2, default route via 10.2.0.1
+#   P-pC    provider C on the switch  11.0.0.40, its own nft table "firewall" drops inbound connections
+#           (the test deletes the table: the owner opened the firewall)
+#   P-ver   a late peer in another /8 12.0.0.50 (on-link to 11.0.0.0/24; boot and pC route 12.0.0.0/24 on-link):
+#           AutoNAT v1 takes one dial-back result per /8 per address, so a re-verification of pC's address
+#           after 11/8 peers failed it must come from another /8
 #
 # Why 11.0.0.0/24 and not a TEST-NET range: libp2p's isPrivate (@libp2p/utils private-ip.js) counts 192.0.2/24,
 # 198.51.100/24 and 203.0.113/24 as private, so nodes there would never look public. The namespaces have no
@@ -19,7 +24,7 @@ cmd=${1:?up|down}
 P=${2:?prefix}
 
 down () {
-  for ns in pA pB rA rB buyer boot wan; do ip netns del "$P-$ns" 2>/dev/null || true; done
+  for ns in pA pB pC ver rA rB buyer boot wan; do ip netns del "$P-$ns" 2>/dev/null || true; done
 }
 
 link_to_wan () { # ns ifname addr
@@ -58,7 +63,7 @@ case $cmd in
   down) down ;;
   up)
     down
-    for ns in wan boot buyer rA pA rB pB; do ip netns add "$P-$ns"; ip -n "$P-$ns" link set lo up; done
+    for ns in wan boot buyer rA pA rB pB pC ver; do ip netns add "$P-$ns"; ip -n "$P-$ns" link set lo up; done
     ip -n "$P-wan" link add sw0 type bridge && ip -n "$P-wan" link set sw0 up
     link_to_wan boot wan 11.0.0.10
     link_to_wan buyer wan 11.0.0.30
@@ -66,6 +71,19 @@ case $cmd in
     link_to_wan rB wan 11.0.0.22
     router rA 10.1 pA
     router rB 10.2 pB
+    link_to_wan pC wan 11.0.0.40
+    ip netns exec "$P-pC" nft -f - <<NFT
+table inet firewall {
+  chain input { type filter hook input priority filter; policy accept;
+    iifname "wan" ct state established,related accept
+    iifname "wan" tcp flags syn drop
+  }
+}
+NFT
+    link_to_wan ver wan 12.0.0.50
+    ip -n "$P-ver" route add 11.0.0.0/24 dev wan
+    ip -n "$P-boot" route add 12.0.0.0/24 dev wan
+    ip -n "$P-pC" route add 12.0.0.0/24 dev wan
     ;;
   *) echo "usage: $0 up|down PREFIX" >&2; exit 2 ;;
 esac

@@ -4,34 +4,58 @@ import type { ConnectionManager } from '@libp2p/interface-internal'
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
 import { forcingDials } from '../../../node/autonat.js'
 import { ReachabilityService, type ReachabilityComponents } from '../../../node/services/reachability.js'
-import { NAT_VERIFY_GRACE_MS } from '../../../protocol/index.js'
+import { NAT_RELAY_RELEASE_AFTER_MS, NAT_VERIFY_GRACE_MS } from '../../../protocol/index.js'
 
 const RELAY = '/ip4/11.0.0.10/tcp/4001/p2p/12D3KooWHJcsg3QcsuQ2mQXVwiNQUzSxZzt8YwikLKYUT35pwVJH'
 const PEER = '12D3KooWPKTLxNjTioenQopjqHU8xc5EZY6w9uGsLz8kx8pq1RQg'
 
 const silent = { forComponent: () => Object.assign(() => {}, { error: () => {}, trace: () => {}, enabled: false }) } as unknown as ComponentLogger
 
-interface Fake { components: ReachabilityComponents, listened: string[][], addresses: Array<{ multiaddr: Multiaddr, verified: boolean }>, connections: Connection[], fire: (c: Connection) => void }
+interface FakeListener { addrs: Multiaddr[], closed: boolean, getAddrs: () => Multiaddr[], close: () => Promise<void> }
+interface Fake {
+  components: ReachabilityComponents
+  listened: string[][]
+  addresses: Array<{ multiaddr: Multiaddr, verified: boolean }>
+  connections: Connection[]
+  listeners: FakeListener[]
+  removed: string[]
+  untagged: Array<{ peer: string, tags: unknown }>
+  fire: (c: Connection) => void
+}
 
+/** A relay listener as circuit-relay-v2's: its address appears once the reservation is made, and close() empties it. */
 function fake (): Fake {
   const listened: string[][] = []
   const addresses: Array<{ multiaddr: Multiaddr, verified: boolean }> = [{ multiaddr: multiaddr('/ip4/10.1.0.2/tcp/4001'), verified: true }]
   const connections: Connection[] = []
+  const listeners: FakeListener[] = []
+  const removed: string[] = []
+  const untagged: Array<{ peer: string, tags: unknown }> = []
   let listener: ((e: CustomEvent<Connection>) => void) | undefined
+  const relayAddrs = (): Multiaddr[] => listeners.filter((l) => !l.closed).flatMap((l) => l.addrs)
   const components = {
     addressManager: {
-      getAddressesWithMetadata: () => addresses.map((a) => ({ ...a, type: 'transport', expires: 0 })),
-      getAddresses: () => addresses.filter((a) => a.verified).map((a) => a.multiaddr)
+      getAddressesWithMetadata: () => [...addresses, ...relayAddrs().map((ma) => ({ multiaddr: ma, verified: true }))].map((a) => ({ ...a, type: 'transport', expires: 0 })),
+      getAddresses: () => [...addresses.filter((a) => a.verified).map((a) => a.multiaddr), ...relayAddrs()],
+      removeObservedAddr: (ma: Multiaddr) => { removed.push(ma.toString()) }
     },
-    transportManager: { listen: async (addrs: Multiaddr[]) => { listened.push(addrs.map(String)) } },
+    transportManager: {
+      listen: async (addrs: Multiaddr[]) => {
+        listened.push(addrs.map(String))
+        const l: FakeListener = { addrs: [multiaddr(`${RELAY}/p2p-circuit`)], closed: false, getAddrs: () => l.closed ? [] : l.addrs, close: async () => { l.closed = true } }
+        listeners.push(l)
+      },
+      getListeners: () => listeners.filter((l) => !l.closed)
+    },
     connectionManager: { getConnections: (peer?: unknown) => connections.filter((c) => peer === undefined || c.remotePeer.toString() === String(peer)) },
+    peerStore: { merge: async (peer: unknown, data: { tags: unknown }) => { untagged.push({ peer: String(peer), tags: data.tags }) } },
     events: {
       addEventListener: (_: string, l: (e: CustomEvent<Connection>) => void) => { listener = l },
       removeEventListener: () => { listener = undefined }
     },
     logger: silent
   } as unknown as ReachabilityComponents
-  return { components, listened, addresses, connections, fire: (c) => { connections.push(c); listener?.(new CustomEvent('connection:open', { detail: c })) } }
+  return { components, listened, addresses, connections, listeners, removed, untagged, fire: (c) => { connections.push(c); listener?.(new CustomEvent('connection:open', { detail: c })) } }
 }
 
 let nextId = 0
@@ -96,6 +120,60 @@ describe('node/services/reachability', () => {
     now += NAT_VERIFY_GRACE_MS
     assert.equal((await service.check()).reachability, 'private')
     assert.deepEqual(f.listened, [['/p2p-circuit']])
+  })
+
+  it('releases the relay once public for NAT_RELAY_RELEASE_AFTER_MS without a break, and listens again when private', async () => {
+    const f = fake()
+    const publicAddr = { multiaddr: multiaddr('/ip4/11.0.0.40/tcp/4001'), verified: false }
+    f.addresses.push(publicAddr)
+    let now = 1_000
+    service = new ReachabilityService(f.components, { mode: 'auto', now: () => now, checkMs: 60_000 })
+    service.start()
+    now += NAT_VERIFY_GRACE_MS
+    assert.equal((await service.check()).reachability, 'private')
+    assert.equal(service.status().relayAddresses.length, 1)
+    // AutoNAT verifies the address: public, but the relay is kept through the hysteresis
+    publicAddr.verified = true
+    assert.equal((await service.check()).reachability, 'public')
+    now += NAT_RELAY_RELEASE_AFTER_MS - 1
+    await service.check()
+    assert.equal(service.status().relayListening, true)
+    assert.equal(f.listeners[0]?.closed, false)
+    now += 1
+    await service.check()
+    assert.equal(f.listeners[0]?.closed, true)
+    assert.deepEqual(f.removed, [`${RELAY}/p2p-circuit`])
+    assert.deepEqual(f.untagged, [{ peer: RELAY.split('/p2p/')[1], tags: { 'keep-alive-circuit-relay': undefined } }])
+    assert.deepEqual([service.status().relayListening, service.status().relayAddresses, service.status().relayReleases], [false, [], 1])
+    await service.check()
+    assert.equal(service.status().relayReleases, 1, 'released once')
+    // the address is unverified again (AutoNAT revoked it): private, and it listens again at once
+    publicAddr.verified = false
+    assert.equal((await service.check()).reachability, 'private')
+    assert.deepEqual(f.listened, [['/p2p-circuit'], ['/p2p-circuit']])
+    assert.deepEqual([service.status().relayListening, service.status().relayAddresses.length], [true, 1])
+  })
+
+  it('a public spell shorter than NAT_RELAY_RELEASE_AFTER_MS releases nothing, and a new spell starts the count again', async () => {
+    const f = fake()
+    const publicAddr = { multiaddr: multiaddr('/ip4/11.0.0.40/tcp/4001'), verified: false }
+    f.addresses.push(publicAddr)
+    let now = 1_000
+    service = new ReachabilityService(f.components, { mode: 'auto', now: () => now, checkMs: 60_000 })
+    service.start()
+    now += NAT_VERIFY_GRACE_MS
+    await service.check()
+    publicAddr.verified = true
+    await service.check()
+    now += NAT_RELAY_RELEASE_AFTER_MS - 1
+    publicAddr.verified = false
+    assert.equal((await service.check()).reachability, 'private')
+    publicAddr.verified = true
+    now += 1
+    await service.check()
+    now += NAT_RELAY_RELEASE_AFTER_MS - 1
+    await service.check()
+    assert.deepEqual([service.status().relayListening, service.status().relayReleases, f.listened.length], [true, 0, 1])
   })
 
   it('counts relayed connections, and a direct one opened beside an open relayed one as an upgrade', () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { InvalidReachabilityInputError, NAT_VERIFY_GRACE_MS, decideReachability, type OwnAddress, type ReachabilityInput } from '../../../protocol/index.js'
+import { INITIAL_RELAY_HOLD, InvalidReachabilityInputError, NAT_RELAY_RELEASE_AFTER_MS, NAT_VERIFY_GRACE_MS, decideReachability, stepRelayHold, type OwnAddress, type ReachabilityInput } from '../../../protocol/index.js'
 
 const T0 = 1_800_000_000_000
 const lan: OwnAddress = { public: false, verified: true, relayed: false }
@@ -68,5 +68,55 @@ describe('protocol/nat decideReachability', () => {
     assert.throws(() => decideReachability(input({ mode: 'sometimes' as never })), InvalidReachabilityInputError)
     // zero is allowed: no grace at all
     assert.equal(decideReachability(input({ addresses: [publicUnverified], verifyGraceMs: 0 })).reachability, 'private')
+  })
+})
+
+describe('protocol/nat stepRelayHold (when to listen on /p2p-circuit and when to release it)', () => {
+  const privateD = { reachability: 'private', relay: true } as const
+  const publicD = { reachability: 'public', relay: false } as const
+  const localD = { reachability: 'local', relay: false } as const
+
+  it('a decision that asks for a relay listens at once, and only once', () => {
+    const first = stepRelayHold(INITIAL_RELAY_HOLD, privateD, T0)
+    assert.deepEqual(first, { hold: { listening: true, publicSince: undefined }, action: 'listen' })
+    assert.equal(stepRelayHold(first.hold, privateD, T0 + 1).action, 'none')
+  })
+
+  it('releases after exactly NAT_RELAY_RELEASE_AFTER_MS of unbroken public decisions, not a millisecond before', () => {
+    const listening = { listening: true, publicSince: undefined }
+    const began = stepRelayHold(listening, publicD, T0)
+    assert.deepEqual(began, { hold: { listening: true, publicSince: T0 }, action: 'none' })
+    const before = stepRelayHold(began.hold, publicD, T0 + NAT_RELAY_RELEASE_AFTER_MS - 1)
+    assert.deepEqual(before, { hold: { listening: true, publicSince: T0 }, action: 'none' })
+    const at = stepRelayHold(before.hold, publicD, T0 + NAT_RELAY_RELEASE_AFTER_MS)
+    assert.deepEqual(at, { hold: { listening: false, publicSince: T0 }, action: 'release' })
+    // released: public goes on releasing nothing more; private listens again
+    assert.equal(stepRelayHold(at.hold, publicD, T0 + 2 * NAT_RELAY_RELEASE_AFTER_MS).action, 'none')
+    assert.deepEqual(stepRelayHold(at.hold, privateD, T0 + 2 * NAT_RELAY_RELEASE_AFTER_MS), { hold: { listening: true, publicSince: undefined }, action: 'listen' })
+  })
+
+  it('a break in the public run (a flapping AutoNAT) starts the count again', () => {
+    let hold = stepRelayHold({ listening: true, publicSince: undefined }, publicD, T0).hold
+    hold = stepRelayHold(hold, privateD, T0 + NAT_RELAY_RELEASE_AFTER_MS - 1).hold
+    assert.deepEqual(hold, { listening: true, publicSince: undefined })
+    hold = stepRelayHold(hold, publicD, T0 + NAT_RELAY_RELEASE_AFTER_MS).hold
+    assert.equal(stepRelayHold(hold, publicD, T0 + 2 * NAT_RELAY_RELEASE_AFTER_MS - 1).action, 'none')
+    assert.equal(stepRelayHold(hold, publicD, T0 + 2 * NAT_RELAY_RELEASE_AFTER_MS).action, 'release')
+  })
+
+  it('local (lost its public peers) never releases: it has not become reachable', () => {
+    const hold = { listening: true, publicSince: undefined }
+    assert.deepEqual(stepRelayHold(hold, localD, T0 + 10 * NAT_RELAY_RELEASE_AFTER_MS), { hold, action: 'none' })
+  })
+
+  it('a release time of 0 releases on the first public decision; a node not listening has nothing to release', () => {
+    assert.equal(stepRelayHold({ listening: true, publicSince: undefined }, publicD, T0, 0).action, 'release')
+    assert.deepEqual(stepRelayHold(INITIAL_RELAY_HOLD, publicD, T0, 0), { hold: { listening: false, publicSince: T0 }, action: 'none' })
+  })
+
+  it('refuses a negative or non-finite release time and a non-finite now', () => {
+    assert.throws(() => stepRelayHold(INITIAL_RELAY_HOLD, publicD, T0, -1), InvalidReachabilityInputError)
+    assert.throws(() => stepRelayHold(INITIAL_RELAY_HOLD, publicD, T0, Number.NaN), InvalidReachabilityInputError)
+    assert.throws(() => stepRelayHold(INITIAL_RELAY_HOLD, publicD, Number.POSITIVE_INFINITY), InvalidReachabilityInputError)
   })
 })
