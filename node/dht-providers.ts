@@ -94,7 +94,10 @@ export async function lookupAllProviders (node: GpumeshLibp2p, cid: CID, onProvi
         learn({ id: event.from, multiaddrs: [] })
         walk.asking(event.from.toString())
         await answer(event)
-      } else if (event.name === 'QUERY_ERROR') {
+      } else if (event.name === 'QUERY_ERROR' && !event.from.equals(self)) {
+        // a peer that did not answer still counts among the nearest: one of the k closest that
+        // failed makes the answer "at least" (outcome), though the walk asks the next one in its place
+        learn({ id: event.from, multiaddrs: [] })
         walk.failed(event.from.toString())
       }
     }

@@ -147,7 +147,8 @@ export function searchProviders (kad: KademliaModel, origin: number, key: string
       }
       // the lookup's answers, as node/dht-providers.ts takes them from kad-dht's events
       for (const i of r.answers.answered) { learn(i); walk.asking(idOf(i)) }
-      for (const i of r.answers.failed) walk.failed(idOf(i))
+      // a peer that did not answer the lookup still counts among the nearest (outcome: not complete)
+      for (const i of r.answers.failed) { learn(i); walk.failed(idOf(i)) }
       for (const i of r.answers.named) learn(i)
       // no answer to start from: the peers it is connected to (the model's table peers need no dial)
       if (walk.size === 0) for (const i of kad.tableOf(origin)) learn(i)
