@@ -20,7 +20,8 @@
  * award's `awardedAt` and to the requester's `settled` event.
  *
  * Where the award time goes (instrumentation only, no behaviour change): the requester's
- * closeAuction (decideAward) and sendAward are timed through RequesterMarket.prototype; each
+ * round's close (decideAward, the pure agent's RequesterAgent.prototype.close) and sendAward
+ * (RequesterMarket.prototype) are timed; each
  * provider's onJob (the job request delivered by gossip), each bid published, and each bid
  * reaching the requester, and each write of the requester's job record, are timed per daemon
  * instance; process CPU, event-loop delay and GC pauses are sampled idle (before the jobs) and while
@@ -50,6 +51,7 @@ import { Session } from 'node:inspector/promises'
 import { PerformanceObserver, monitorEventLoopDelay, type PerformanceEntry } from 'node:perf_hooks'
 import type { Daemon } from '../node/daemon.js'
 import { RequesterMarket } from '../node/market/requester.js'
+import { RequesterAgent } from '../protocol/market/requester-agent.js'
 import type { JobView } from '../node/market/views.js'
 import {
   decideBid, jobTopics, marketTopic, openMessage,
@@ -155,22 +157,24 @@ const traceOf = (job: string): Trace => {
 
 {
   interface Active { record: { id: string }, state: { auction: { closesAt: number } } }
-  const proto = RequesterMarket.prototype as unknown as {
-    closeAuction: (this: unknown, active: Active, ...rest: unknown[]) => void
-    sendAward: (this: unknown, active: Active, ...rest: unknown[]) => Promise<void>
-  }
-  const close = proto.closeAuction
-  proto.closeAuction = function (active, ...rest) {
-    const t = traceOf(active.record.id)
+  // the round's close (decideAward) is the pure agent's (protocol/market/requester-agent.ts `close`)
+  interface AgentJob { id: string, state: { auction: { closesAt: number } } }
+  const agent = RequesterAgent.prototype as unknown as { close: (this: unknown, job: AgentJob, ...rest: unknown[]) => void }
+  if (typeof agent.close !== 'function') throw new Error('bench:market: RequesterAgent.prototype.close is gone; update the instrumentation')
+  const close = agent.close
+  agent.close = function (job, ...rest) {
+    const t = traceOf(job.id)
     t.closeCalledAt = Date.now()
-    t.closesAt = active.state.auction.closesAt
+    t.closesAt = job.state.auction.closesAt
     const started = performance.now()
     try {
-      close.call(this, active, ...rest)
+      close.call(this, job, ...rest)
     } finally {
       t.decideMs = performance.now() - started
     }
   }
+  const proto = RequesterMarket.prototype as unknown as { sendAward: (this: unknown, active: Active, ...rest: unknown[]) => Promise<void> }
+  if (typeof proto.sendAward !== 'function') throw new Error('bench:market: RequesterMarket.prototype.sendAward is gone; update the instrumentation')
   const send = proto.sendAward
   proto.sendAward = async function (active, ...rest) {
     const t = traceOf(active.record.id)
@@ -601,7 +605,7 @@ function printResults (results: RunResult[]): void {
     ...seg('first bid published', (s) => s.firstBidSentMs),
     ...seg('last bid published', (s) => s.lastBidSentMs),
     ...seg('close timer late (close call − closesAt)', (s) => s.closeLateMs),
-    ...seg('decideAward (closeAuction)', (s) => s.decideMs),
+    ...seg('decideAward (agent close)', (s) => s.decideMs),
     ...seg('close call → awardedAt', (s) => s.closeToAwardMs),
     ...seg('sendAward (sign, store, publish)', (s) => s.sendAwardMs),
     ...seg('award → accepted', (s) => s.acceptMs),
