@@ -270,10 +270,10 @@ interface JobSample {
   bidsLost: number
   /** From submit: when the window opened (requester's submittedAt). */
   openMs: number
-  /** closeAuction called after the window's close time. */
+  /** The agent's close called after the window's close time. */
   closeLateMs: number
   decideMs: number
-  /** closeAuction called → awardedAt (the bidding-closed event through the job's queue). */
+  /** The agent's close called → awardedAt (the bidding-closed event through the job's queue). */
   closeToAwardMs: number
   sendAwardMs: number
   /** Job request reached providers: median and last, from submit. */
