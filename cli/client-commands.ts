@@ -70,6 +70,7 @@ export async function statusCommand (command: Command): Promise<void> {
     `  connections: ${status.connections}, DHT ${status.dht.mode} with ${status.dht.routingTable} peers in its routing table`,
     `  bootstrap:   ${bootstrapLine(status.bootstrap, Date.now())}`,
     ...(status.nat !== undefined ? natLines(status.nat) : []),
+    ...(status.relaySlots !== undefined ? [`  relay slots: ${status.relaySlots.reservations} held, ${status.relaySlots.freed} freed since start (holders that withdrew their relay address)`] : []),
     ...status.addresses.map((a) => `  listening:   ${a}`),
     `  GPUs:        ${status.gpus.length === 0 ? 'none' : status.gpus.map((g) => `${g.name} (${formatVram(g.vramMiB)}, ${g.provenance})`).join(', ')}`,
     `  detection:   ${status.gpuDetection}`,

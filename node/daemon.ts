@@ -27,6 +27,7 @@ import { openDataDir, writeMarker } from './data-dir.js'
 import type { Config } from './config/schema.js'
 import { findProviders, type FindResult } from './discovery.js'
 import { setupExecutors, type ExecutorSetup } from './executors/setup.js'
+import { RelaySlots, type RelaySlotsStatus } from './relay-slots.js'
 import { GpuDetectionError, detectGpus, toGpuInfo, type GpuDetection } from './gpu/nvidia-smi.js'
 import { buildLibp2p, type BuildOptions, type GpumeshLibp2p, type Role } from './libp2p.js'
 import type { ReachabilityStatus } from './services/reachability.js'
@@ -88,6 +89,8 @@ export interface StatusInfo {
   workloads: string[]
   /** Whether the configured bootstrap peers answer (node/bootstrap-watcher.ts). */
   bootstrap: BootstrapStatus
+  /** A relay's slots (bootstrap peers, node/relay-slots.ts). */
+  relaySlots?: RelaySlotsStatus
   /** The market parameters in force (config.json's `market` section over the defaults); absent on a bootstrap peer. */
   market?: MarketParams
   /** Requesters this provider gives no bid for their score (protocol/market/requester-view.ts); absent on a bootstrap peer. */
@@ -117,6 +120,7 @@ export class Daemon {
   /** A bootstrap peer's gossip relay (node/gossip-router.ts). */
   router: GossipRouter | undefined
   private bootstrapWatcher: BootstrapWatcher | undefined
+  private relaySlots: RelaySlots | undefined
   private stopping: Promise<void> | undefined
   readonly startedAt: number
   private readonly now: () => number
@@ -199,6 +203,11 @@ export class Daemon {
     this.log.info('started', { peerId: this.identity.peerId, role, addresses: this.addresses() })
     this.bootstrapWatcher = new BootstrapWatcher(this.node, this.options.bootstrapPeers, this.options.loggers.forComponent('bootstrap-peers'))
     this.bootstrapWatcher.start()
+    const relay = this.node.services.relay
+    if (relay !== undefined) {
+      this.relaySlots = new RelaySlots(this.node, relay.reservations, this.options.loggers.forComponent('relay'))
+      this.relaySlots.start()
+    }
     if (role === 'node' && config.dht.mode === 'server') {
       // a node found behind NAT cannot be dialled: it serves no DHT there (peers' lookups would waste dials
       // on it) and serves again once public; a private network (`local`) and `unknown` change nothing
@@ -369,6 +378,7 @@ export class Daemon {
       executors: this.execution?.notes ?? {},
       workloads: this.execution?.workloads ?? [],
       bootstrap: this.bootstrapWatcher?.status() ?? { state: 'none', configured: 0, connected: 0, failedRounds: 0, lastErrors: [] },
+      ...(this.relaySlots !== undefined ? { relaySlots: this.relaySlots.status() } : {}),
       ...(this.marketParams !== undefined ? { market: this.marketParams } : {}),
       ...(this.market !== undefined ? { refusedRequesters: this.market.provider.status().refused } : {})
     }
@@ -444,7 +454,7 @@ export class Daemon {
     const steps: Array<[string, () => Promise<void>]> = [
       ['close the API', async () => { await this.api?.close() }],
       ['remove api.json', async () => { if (this.api !== undefined) await removeEndpoint(this.options.dataDir) }],
-      ['stop the market', async () => { this.bootstrapWatcher?.stop(); this.peering?.stop(); this.router?.stop(); await this.prober?.stop(); await this.market?.stop() }],
+      ['stop the market', async () => { this.bootstrapWatcher?.stop(); this.relaySlots?.stop(); this.peering?.stop(); this.router?.stop(); await this.prober?.stop(); await this.market?.stop() }],
       ['withdraw capability keys', async () => { await this.announcer.withdraw() }],
       ['stop the announcer', async () => { await this.announcer.stop() }],
       ['stop libp2p', async () => { await this.node.stop() }],
