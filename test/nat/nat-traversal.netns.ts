@@ -172,8 +172,8 @@ describe('NAT traversal in network namespaces: AutoNAT, relay reservations, DCUt
     const fromA = await (providers.pA as DaemonProcess).json<ProvidersJson>(['providers'])
     const failure = fromA.failures.find((f) => f.peerId === ids.pB)
     assert.ok(failure !== undefined, JSON.stringify(fromA))
-    // refused on the relayed connection: by this side ("limited connection") or, when the stream is already
-    // opening as the relay's connection limits close it, by the other ("Remote closed connection during opening")
+    // refused on the relayed connection: here ("limited connection"), or closed while the stream opens
+    // ("Remote closed connection during opening": seen in some runs under load, cause not traced)
     assert.match(failure.message, /limited connection|Remote closed connection during opening/)
     const aToB = (await (providers.pA as DaemonProcess).json<PeerJson[]>(['peers'])).filter((p) => p.peerId === ids.pB)
     assert.ok(aToB.length > 0 && aToB.every((c) => c.addresses.every((a) => a.includes('/p2p-circuit/'))), JSON.stringify(aToB))
