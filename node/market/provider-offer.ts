@@ -68,7 +68,10 @@ export interface Offer {
   /** Aborts the input fetch and the run (stop-work). */
   work?: AbortController
   inputs?: JobInput[]
-  /** Input blobs pinned in the store for this job (provider-io.ts fetchInputs); unpinned when it ends. */
+  /**
+   * Input blobs pinned in the store for this offer: those its bid says are cached (from the bid on),
+   * and each the job reads (provider-io.ts fetchInputs); unpinned when the offer ends, won or lost.
+   */
   pinned?: CID[]
   result?: StoredResult
   log: LogBuffer

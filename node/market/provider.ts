@@ -268,7 +268,14 @@ export class ProviderMarket {
     const request = effect.request as OpenedMessage<'job-request'>
     const now = this.now()
     const bid = sealBid(this.options.signer, request, effect.decision, ad, effect.expiresAt, now, effect.cached)
-    this.jobs.add(newOffer(request, effect.round, bid))
+    const offer = newOffer(request, effect.round, bid)
+    // the inputs the bid says are cached stay so until the offer ends (won and run, or lost): the
+    // requester scored the bid for them
+    for (const cid of effect.cached ?? []) {
+      this.options.blobs.pinInput(cid)
+      ;(offer.pinned ??= []).push(cid)
+    }
+    this.jobs.add(offer)
     this.drive({ type: 'bid-sealed', now, job: effect.job, round: effect.round, bid: bid.cid.toString(), payload: bid.payload })
     void this.options.gossip.publish(bid, jobTopics(request.payload.placement)).catch((err: unknown) => {
       this.log.warn('publishing a bid failed', { job: effect.job, error: err })

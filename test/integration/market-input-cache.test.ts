@@ -28,10 +28,13 @@ describe('cached inputs: the provider holding a job\'s input wins and does not f
   let input: string
   /** CIDs each provider fetched from a requester, by peer id. */
   const fetched = new Map<string, string[]>()
+  /** The provider that won the first job and holds its input since. */
+  let firstHolder = ''
 
+  // room for one 2 MiB input and not two: a second input evicts the first unless it is pinned
   const network = useNetwork([
-    { region: 'eu', gpus: ['NVIDIA L4:23034'], priceFloor: 1, market: MARKET },
-    { region: 'eu', gpus: ['NVIDIA L4:23034'], priceFloor: 1, market: MARKET },
+    { region: 'eu', gpus: ['NVIDIA L4:23034'], priceFloor: 1, market: MARKET, provider: { inputCacheMiB: 3 } },
+    { region: 'eu', gpus: ['NVIDIA L4:23034'], priceFloor: 1, market: MARKET, provider: { inputCacheMiB: 3 } },
     { sell: false, market: MARKET },
     { sell: false, market: MARKET }
   ], { announce: (nodes) => nodes.slice(0, 2) })
@@ -70,6 +73,7 @@ describe('cached inputs: the provider holding a job\'s input wins and does not f
     const v1 = await untilJob(first, one, (v) => FINAL_STATUSES.has(v.status), 60_000)
     assert.equal(v1.status, 'settled', v1.events.map((e) => `${e.type}: ${e.text}`).join('\n'))
     const holder = v1.award!.provider
+    firstHolder = holder
     const other = providers.find((p) => p.identity.peerId !== holder)!.identity.peerId
     assert.equal(v1.award!.cached, undefined, 'nobody held the input for the first job')
     assert.ok(v1.bids.every((b) => b.cached === undefined))
@@ -92,5 +96,26 @@ describe('cached inputs: the provider holding a job\'s input wins and does not f
     assert.deepEqual(fetched.get(other), [], 'the other provider never ran a job')
     assert.ok(v2.receipt?.outputsValid, events)
     assert.equal(cachedText(v2.award!.cached!), 'input.bin (≈ 2s of transfer saved at 1 MiB/s)')
+  })
+
+  it('an input a bid says is cached stays cached until the award, even when another input arrives meanwhile', async () => {
+    // the holder of the input from the first case
+    const holderId = firstHolder
+    const holder = providers.find((p) => p.identity.peerId === holderId)!
+    const holderFetches = fetched.get(holderId)!
+    const before = holderFetches.length
+    const { job } = await first.market!.submit(spec())
+    // the holder's cached bid is in: now another job's 2 MiB input lands in its cache (over the 3 MiB cap)
+    await untilJob(first, job, (v) => v.bids.some((b) => b.provider === holderId && b.cached === 1), 10_000)
+    const other = await holder.market!.blobs.put(new Uint8Array(INPUT_BYTES).map((_, i) => (i * 104729) % 241))
+    await holder.market!.blobs.keepInput(other.cid, INPUT_BYTES)
+    const v = await untilJob(first, job, (x) => FINAL_STATUSES.has(x.status), 60_000)
+    const events = v.events.map((e) => `${e.type}: ${e.text}`).join('\n')
+    assert.equal(v.status, 'settled', events)
+    assert.equal(v.award!.provider, holderId, events)
+    assert.deepEqual(v.award!.cached, { paths: ['input.bin'], savedSec: 2 })
+    assert.equal(holderFetches.length, before, `the holder fetched its cached input again: ${holderFetches.join(', ')}`)
+    // the offer over, the pin is gone: the cap evicts the least recently used now (the other input)
+    assert.equal(holder.market!.blobs.heldInputs([other.cid]).length, 0)
   })
 })
