@@ -37,6 +37,11 @@ export interface RequesterOptions {
    * a provider's addresses beyond the connections to it, trust clusters, the 32-byte secret seed.
    */
   trust?: RequesterTrustOptions
+  /**
+   * After a failed attempt's `job-cancel`: how long the half-close may take before the stream is reset
+   * instead, ms (default EXEC_CLOSE_TIMEOUT_MS, node/services/exec.ts).
+   */
+  cancelCloseMs?: number
 }
 
 /** What is kept per award attempt: the signed award, its stream and the envelopes that may become evidence. */
