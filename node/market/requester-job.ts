@@ -100,6 +100,8 @@ export interface RequesterShell {
   readonly options: RequesterOptions
   readonly scheduler: Scheduler
   readonly stopping: boolean
+  /** The agent's word on an award's output fetch: still awaited (its run is `verifying`). */
+  awaitingOutputs: (active: ActiveJob, attempt: Attempt) => boolean
   /** Feed an event to the agent and carry out its effects. */
   dispatch: (active: ActiveJob, event: RequesterAgentEvent) => void
   /** A line on the job's timeline. */
