@@ -243,6 +243,8 @@ export class ProviderJobs {
       ...(attestation !== undefined ? { attestation } : {})
     }, this.now())
     this.keepEnvelope(offer, receipt, 'receipt')
+    // the record names the receipt at once: a restart in `completed` needs it to take the job up (provider-restore.ts)
+    this.persist(offer)
     this.send(offer, { type: 'message', bytes: receipt.bytes })
     this.publishEvidence(offer, receipt)
   }

@@ -7,7 +7,7 @@
 import { appendFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { peerIdFromString } from '@libp2p/peer-id'
-import { MessageRejectedError, openMessage, type OpenedMessage } from '../../protocol/index.js'
+import { MessageRejectedError, nextBackoff, openMessage, type OpenedMessage } from '../../protocol/index.js'
 import { LOG_WINDOW, ExecStreamError, type ExecChannel } from '../services/exec.js'
 import { MAX_LOG_BYTES } from './provider-io.js'
 import { short, type ActiveJob, type Attempt, type RequesterShell } from './requester-job.js'
@@ -63,15 +63,12 @@ export function providerRestarted (previous: string | undefined, state: string):
   return (previous === 'running' || previous === 'preempted') && (state === 'accepted' || state === 'fetching-inputs')
 }
 
-/** First and longest wait between tries to re-open a dropped exec stream. */
-const RECONNECT_FIRST_MS = 250
-const RECONNECT_MAX_MS = 4_000
-
 /**
  * Re-open the attempt's exec stream (§7.7 "Resuming"): the award again, a log credit that says how
  * much of the log this node holds, and the last payment (which may not have reached the provider).
- * Tried with back-off while `current()` says the award still stands; the lifecycle's lease ends it
- * otherwise. One loop per attempt at a time.
+ * Tried with back-off (RECONNECT_FIRST_MS doubling to RECONNECT_MAX_MS, protocol/market/output-fetch.ts)
+ * while `current()` says the award still stands; the lifecycle's lease ends it otherwise. One loop
+ * per attempt at a time.
  */
 export async function reconnect (shell: RequesterShell, active: ActiveJob, attempt: Attempt, current: () => boolean): Promise<void> {
   if (attempt.reconnecting === true) return
@@ -79,32 +76,38 @@ export async function reconnect (shell: RequesterShell, active: ActiveJob, attem
   try {
     while (!shell.stopping && current()) {
       // the back-off carries over tries whose stream opened but dropped again (a provider that refuses); a status resets it
-      const wait = attempt.reconnectWait ?? RECONNECT_FIRST_MS
-      attempt.reconnectWait = Math.min(RECONNECT_MAX_MS, wait * 2)
+      const wait = attempt.reconnectWait ?? nextBackoff(undefined)
+      attempt.reconnectWait = nextBackoff(wait)
       await new Promise<void>((resolve) => { shell.scheduler.at(shell.scheduler.now() + wait, resolve) })
       if (shell.stopping || !current()) return
-      try {
-        const channel = await shell.options.node.services.exec.open(peerIdFromString(attempt.provider))
-        const old = attempt.channel
-        attempt.channel = channel
-        attempt.opened = Promise.resolve(channel)
-        old?.abort(new Error('replaced by a resumed stream'))
-        await channel.sendMessage(attempt.award.bytes)
-        attempt.logAtResume = attempt.logReceived
-        attempt.logCredit = attempt.logReceived + LOG_WINDOW
-        attempt.grants.add(attempt.logCredit)
-        await channel.send({ type: 'credit', upTo: attempt.logCredit })
-        const payment = attempt.evidence['last-payment']
-        if (payment !== undefined) await channel.sendMessage(payment)
-        shell.options.log.info('exec stream re-opened', { job: active.id, provider: attempt.provider })
-        void talk(shell, active, attempt)
-        return
-      } catch (err) {
-        shell.options.log.debug('re-opening the exec stream failed', { job: active.id, error: (err as Error).message })
-      }
+      if (await reopen(shell, active, attempt)) return
     }
   } finally {
     attempt.reconnecting = false
+  }
+}
+
+/** One try at re-opening the attempt's exec stream (see reconnect); true when it is open again and talked to. */
+export async function reopen (shell: RequesterShell, active: ActiveJob, attempt: Attempt): Promise<boolean> {
+  try {
+    const channel = await shell.options.node.services.exec.open(peerIdFromString(attempt.provider))
+    const old = attempt.channel
+    attempt.channel = channel
+    attempt.opened = Promise.resolve(channel)
+    old?.abort(new Error('replaced by a resumed stream'))
+    await channel.sendMessage(attempt.award.bytes)
+    attempt.logAtResume = attempt.logReceived
+    attempt.logCredit = attempt.logReceived + LOG_WINDOW
+    attempt.grants.add(attempt.logCredit)
+    await channel.send({ type: 'credit', upTo: attempt.logCredit })
+    const payment = attempt.evidence['last-payment']
+    if (payment !== undefined) await channel.sendMessage(payment)
+    shell.options.log.info('exec stream re-opened', { job: active.id, provider: attempt.provider })
+    void talk(shell, active, attempt)
+    return true
+  } catch (err) {
+    shell.options.log.debug('re-opening the exec stream failed', { job: active.id, error: (err as Error).message })
+    return false
   }
 }
 
@@ -143,6 +146,8 @@ function onProviderMessage (shell: RequesterShell, active: ActiveJob, attempt: A
 
 /** Keep the receipt (record, evidence, store) and tell the agent at once: the lease stops running there. */
 function onReceipt (shell: RequesterShell, active: ActiveJob, attempt: Attempt, receipt: OpenedMessage<'receipt'>, bytes: Uint8Array): void {
+  // a resumed stream brings the receipt again (§7.7 "Resuming"): the one in hand stands
+  if (attempt.receipt?.cid.equals(receipt.cid) === true) return
   const r = receipt.payload
   attempt.evidence.receipt = bytes
   attempt.logAtReceipt = attempt.logReceived

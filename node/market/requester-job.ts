@@ -37,6 +37,11 @@ export interface RequesterOptions {
    * a provider's addresses beyond the connections to it, trust clusters, the 32-byte secret seed.
    */
   trust?: RequesterTrustOptions
+  /**
+   * After a failed attempt's `job-cancel`: how long the half-close may take before the stream is reset
+   * instead, ms (default EXEC_CLOSE_TIMEOUT_MS, node/services/exec.ts).
+   */
+  cancelCloseMs?: number
 }
 
 /** What is kept per award attempt: the signed award, its stream and the envelopes that may become evidence. */
@@ -104,6 +109,8 @@ export interface RequesterShell {
   readonly options: RequesterOptions
   readonly scheduler: Scheduler
   readonly stopping: boolean
+  /** The agent's word on an award's output fetch: still awaited (its run is `verifying`). */
+  awaitingOutputs: (active: ActiveJob, attempt: Attempt) => boolean
   /** Feed an event to the agent and carry out its effects. */
   dispatch: (active: ActiveJob, event: RequesterAgentEvent) => void
   /** A line on the job's timeline. */

@@ -8,10 +8,11 @@ import { mkdir, rename, rm, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { peerIdFromString } from '@libp2p/peer-id'
 import { decodeCanonical, type CID } from '../../crypto/index.js'
-import { BlobFetchError } from '../services/blob.js'
+import { nextOutputFetch, type OutputFetchFailure, type OutputFetchRetries } from '../../protocol/index.js'
+import { BlobFetchError, type BlobFetchErrorCode } from '../services/blob.js'
 import { checkManifest, type OutputManifest } from './manifest.js'
 import { MAX_LOG_BYTES } from './provider-io.js'
-import { cutLog, keepLog, receiptRecord, writeLog } from './requester-exec.js'
+import { cutLog, keepLog, receiptRecord, reopen, writeLog } from './requester-exec.js'
 import type { ActiveJob, Attempt, RequesterShell } from './requester-job.js'
 import type { ResultView } from './views.js'
 
@@ -24,15 +25,13 @@ export async function fetchAndVerify (shell: RequesterShell, active: ActiveJob, 
   const receipt = attempt.receipt
   if (receipt === undefined) return
   const r = receipt.payload
-  let detail: string | undefined
   // a replicated job keeps each replica's set apart (`outputs-<attempt>-<provider>`); the comparison picks the result (keepMatchedOutputs)
   const replicated = active.request.payload.verification.mode !== 'none'
-  try {
+  const detail = await fetchWithRetries(shell, active, attempt, async () => {
     attempt.outputs = await fetchOutputs(shell, active, attempt, r.outputs, replicated ? `outputs-${attempt.number}-${attempt.provider}` : 'outputs')
     if (!replicated || active.record.outputs === undefined) active.record.outputs = attempt.outputs
-  } catch (err) {
-    detail = (err as Error).message
-  }
+  })
+  if (detail === null) return // the award no longer waits for these outputs (or this node stops)
   if (detail === undefined) await completeLog(shell, active, attempt, r.logs)
   const produced = new Set((attempt.outputs ?? []).map((o) => o.path))
   const missingOutputs = detail === undefined ? [...new Set(active.request.payload.workload.outputs)].filter((p) => !produced.has(p)) : []
@@ -41,6 +40,39 @@ export async function fetchAndVerify (shell: RequesterShell, active: ActiveJob, 
   shell.dispatch(active, detail === undefined
     ? { type: 'outputs-verified', ...base, files: active.record.outputs?.length ?? 0, ...(missingOutputs.length > 0 ? { missingOutputs } : {}) }
     : { type: 'outputs-mismatch', ...base, detail })
+}
+
+/** Blob fetch failures that say the provider was not reached or did not serve, not that it served wrong bytes. */
+const UNREACHED: ReadonlySet<BlobFetchErrorCode> = new Set(['UNREACHABLE', 'CLOSED_EARLY', 'TIMEOUT', 'UNAVAILABLE'])
+
+/** What a failed output fetch says (protocol/market/output-fetch.ts), from its error's type and code. */
+export function outputFetchFailure (err: unknown): OutputFetchFailure {
+  return err instanceof BlobFetchError && UNREACHED.has(err.code) ? 'unreachable' : 'mismatch'
+}
+
+/**
+ * Run `fetch` until it succeeds (undefined), fails for good (its error's message), or the award no
+ * longer waits for it (null). A provider that could not be reached is tried again with back-off
+ * within one lease (nextOutputFetch), its exec stream re-opened first when it went away with it, so
+ * the final payment has a stream to go on.
+ */
+async function fetchWithRetries (shell: RequesterShell, active: ActiveJob, attempt: Attempt, fetch: () => Promise<void>): Promise<string | undefined | null> {
+  let retries: OutputFetchRetries | undefined
+  for (;;) {
+    try {
+      await fetch()
+      return undefined
+    } catch (err) {
+      const message = (err as Error).message
+      const next = nextOutputFetch(outputFetchFailure(err), retries, shell.scheduler.now(), attempt.award.payload.leaseMs)
+      if (!next.retry) return next.why === 'lease' ? `${message} (and still after one lease of tries)` : message
+      retries = next.retries
+      shell.options.log.info('output fetch failed: trying again', { job: active.id, provider: attempt.provider, inMs: next.retries.wait, error: message })
+      await new Promise<void>((resolve) => { shell.scheduler.at(next.at, resolve) })
+      if (shell.stopping || !shell.awaitingOutputs(active, attempt)) return null
+      if (attempt.channel?.writable !== true) await reopen(shell, active, attempt)
+    }
+  }
 }
 
 /**

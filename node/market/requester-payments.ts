@@ -5,6 +5,7 @@
  * amount, ending and subject (protocol/market/requester-agent.ts).
  */
 import { EVIDENCE_TOPIC, awardKey, type RequesterAgentEffect } from '../../protocol/index.js'
+import { EXEC_CLOSE_TIMEOUT_MS } from '../services/exec.js'
 import { sealFailureReport, sealJobCancel, sealPayment } from './requester-messages.js'
 import type { ActiveJob, RequesterShell } from './requester-job.js'
 import type { LedgerEntry } from './views.js'
@@ -67,17 +68,37 @@ export async function endAward (shell: RequesterShell, active: ActiveJob, effect
 /**
  * Seal the failure report with its evidence, keep it, end the attempt's stream, gossip it. The stream
  * ends with a `job-cancel` first: a provider keeps running work for a lease after a stream merely
- * drops (the requester may resume, §7.7), so it must be told the award is over.
+ * drops (the requester may resume, §7.7), so it must be told the award is over — and the cancel must
+ * reach it, so the stream is half-closed after it (the close flushes what is queued), not reset: a
+ * reset throws away frames not yet written. Only a close that does not finish within
+ * `cancelCloseMs`, or fails, ends in a reset. A stream that broke (a bad frame: the channel aborted
+ * it already) gets no cancel.
  */
 export async function recordFailure (shell: RequesterShell, active: ActiveJob, effect: Effect<'record-failure'>): Promise<void> {
   const attempt = active.attempts.get(awardKey(effect.attempt, effect.subject))
   const now = shell.scheduler.now()
   const report = sealFailureReport(shell.options.signer, active.request, effect, effect.evidence.map((ref) => attempt?.evidence[ref]), now)
   await shell.options.store.putEnvelope(report.cid.toString(), report.bytes)
-  if (attempt?.channel !== undefined) {
-    const cancel = sealJobCancel(shell.options.signer, active.request, attempt.award, `attempt failed: ${effect.reason}`, now)
-    await attempt.channel.sendMessage(cancel.bytes).catch(() => {})
+  const channel = attempt?.channel
+  if (attempt !== undefined && channel !== undefined) {
+    const why = `attempt failed: ${effect.reason}`
+    const cancel = channel.writable ? sealJobCancel(shell.options.signer, active.request, attempt.award, why, now) : undefined
+    const closed = cancel !== undefined && await within(shell, shell.options.cancelCloseMs ?? EXEC_CLOSE_TIMEOUT_MS, async () => {
+      await channel.sendMessage(cancel.bytes)
+      return await channel.close()
+    })
+    if (!closed) channel.abort(new Error(why))
   }
-  attempt?.channel?.abort(new Error(`attempt failed: ${effect.reason}`))
   await shell.options.gossip.publish(report, [EVIDENCE_TOPIC])
+}
+
+/** `work`'s answer, or false when it fails or takes longer than `ms` on the shell's clock. */
+async function within (shell: RequesterShell, ms: number, work: () => Promise<boolean>): Promise<boolean> {
+  let cancel: (() => void) | undefined
+  const late = new Promise<boolean>((resolve) => { cancel = shell.scheduler.at(shell.scheduler.now() + ms, () => { resolve(false) }) })
+  try {
+    return await Promise.race([work().catch(() => false), late])
+  } finally {
+    cancel?.()
+  }
 }

@@ -296,6 +296,10 @@ export class RequesterMarket implements RequesterShell {
     return active
   }
 
+  awaitingOutputs (active: ActiveJob, attempt: Attempt): boolean {
+    return this.agent.awaitingOutputs(active.id, attempt.number, attempt.provider)
+  }
+
   /** Feed one event to the agent; notes and wakes are taken at once, the rest is carried out in order. */
   dispatch (active: ActiveJob, event: RequesterAgentEvent): void {
     this.take(active, this.agent.handle(event))

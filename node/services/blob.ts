@@ -60,12 +60,15 @@ export interface BlobFetchOptions {
 }
 
 /**
- * UNREACHABLE: no stream, or the peer went away mid-transfer; UNAVAILABLE: status 1; TOO_LARGE: announced
- * size over maxBytes; BAD_RESPONSE: the peer broke the wire format (more bytes than announced, closed
- * early, bad frames); HASH_MISMATCH: the content does not hash to the CID; TIMEOUT: the deadline passed;
- * ABORTED: the caller's signal aborted; UNSUPPORTED_CID: not CIDv1 with sha2-256.
+ * UNREACHABLE: no stream, or the peer went away mid-transfer (a reset, the connection gone);
+ * CLOSED_EARLY: the peer closed the stream cleanly before its answer or before the `size` bytes it
+ * announced (what a peer whose node stops gracefully does: its connections close their streams);
+ * UNAVAILABLE: status 1; TOO_LARGE: announced size over maxBytes; BAD_RESPONSE: the peer broke the
+ * wire format (more bytes than announced, bad frames); HASH_MISMATCH: the content does not hash to the
+ * CID; TIMEOUT: the deadline passed; ABORTED: the caller's signal aborted; UNSUPPORTED_CID: not CIDv1
+ * with sha2-256. Only BAD_RESPONSE, HASH_MISMATCH and TOO_LARGE say the bytes served were wrong.
  */
-export type BlobFetchErrorCode = 'UNREACHABLE' | 'UNAVAILABLE' | 'TOO_LARGE' | 'BAD_RESPONSE' | 'HASH_MISMATCH' | 'TIMEOUT' | 'ABORTED' | 'UNSUPPORTED_CID'
+export type BlobFetchErrorCode = 'UNREACHABLE' | 'CLOSED_EARLY' | 'UNAVAILABLE' | 'TOO_LARGE' | 'BAD_RESPONSE' | 'HASH_MISMATCH' | 'TIMEOUT' | 'ABORTED' | 'UNSUPPORTED_CID'
 
 export class BlobFetchError extends Error {
   override readonly name = 'BlobFetchError'
@@ -255,7 +258,7 @@ export class BlobService implements Startable {
     const message = (err as Error).message
     if (!progress.opened) return fail('UNREACHABLE', `cannot open a stream: ${message}`)
     if (progress.reset === true) return fail('UNREACHABLE', `the peer reset the stream ${got}`)
-    if ((err as Error).name === EOF) return fail('BAD_RESPONSE', `the peer closed the stream ${got}`)
+    if ((err as Error).name === EOF) return fail('CLOSED_EARLY', `the peer closed the stream ${got}`)
     if (isFrameLengthError(err)) return fail('BAD_RESPONSE', `frame over ${BLOB_CHUNK_BYTES} bytes (${got})`)
     return fail('UNREACHABLE', `the peer went away ${got}: ${message}`)
   }

@@ -42,6 +42,12 @@ export const MAX_EXEC_FRAME = Math.max(KINDS.award.maxBytes, MAX_LOG_CHUNK + 16)
 /** Concurrent jobs between one pair of peers. */
 export const EXEC_MAX_STREAMS = 64
 const OPEN_TIMEOUT_MS = 10_000
+/**
+ * How long a side that ends an award with a last frame (the requester's `job-cancel` after a failed
+ * attempt) waits for its half-close — the frames queued before it flushed, then the FIN — before it
+ * resets the stream instead. A reset throws away what is not yet written, so it comes only after this.
+ */
+export const EXEC_CLOSE_TIMEOUT_MS = 1_500
 
 export type ExecFrame =
   | { type: 'message', bytes: Uint8Array }
@@ -180,12 +186,21 @@ export class ExecChannel {
     return new ExecStreamError('GONE', `the exec stream went away: ${err.message}`)
   }
 
-  /** Close our write side once every queued frame is out. */
-  async close (): Promise<void> {
-    if (this.closed) return
+  /** True while frames can still be sent: not closed or aborted here, and the stream not gone. */
+  get writable (): boolean {
+    return !this.closed && this.stream.status === 'open' && this.stream.writeStatus === 'writable'
+  }
+
+  /**
+   * Close our write side once every queued frame is out (the stream's close waits for its write
+   * buffer to flush before the FIN). Resolves true when this call closed it cleanly; false when it
+   * was closed or aborted already, or the close failed (the stream is gone).
+   */
+  async close (): Promise<boolean> {
+    if (this.closed) return false
     this.closed = true
     await this.writing
-    await this.stream.close().catch(() => {})
+    return await this.stream.close().then(() => true, () => false)
   }
 
   abort (err: Error): void {

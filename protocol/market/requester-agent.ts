@@ -296,6 +296,13 @@ export class RequesterAgent implements ReplicaHost {
     return s !== undefined && (s.status === 'awarded' || s.status === 'running') && s.award?.attempt === attempt && s.award.provider === provider
   }
 
+  /** Whether the award's receipt is in and its outputs awaited (`verifying`): the shell's output fetch still matters. */
+  awaitingOutputs (job: string, attempt: number, provider: string): boolean {
+    const j = this.jobs.get(job)
+    const s = j === undefined ? undefined : runOf(j, attempt, provider)?.state
+    return s?.status === 'verifying' && s.award?.attempt === attempt && s.award.provider === provider
+  }
+
   /** The bid of the job's current round with this CID string (the shell seals awards with it). */
   heldBid (job: string, bid: string): AuctionBid | undefined {
     return this.jobs.get(job)?.bids.get(bid)

@@ -275,13 +275,13 @@ describe('/gpumesh/blob/1.0.0 (in-process)', function () {
       assert.match(err.message, /timed out after 300 ms/)
     })
 
-    it('reports a responder that closes mid-transfer (BAD_RESPONSE)', async () => {
+    it('reports a responder that closes mid-transfer (CLOSED_EARLY)', async () => {
       behaviour = async (lp, stream) => {
         await lp.write(header(1000))
         await lp.write(new Uint8Array(100))
         await stream.close()
       }
-      const err = await expectCode('BAD_RESPONSE', liar, cidOfRaw(new Uint8Array(1000)))
+      const err = await expectCode('CLOSED_EARLY', liar, cidOfRaw(new Uint8Array(1000)))
       assert.match(err.message, /closed the stream after 100 of 1000 bytes/)
     })
 
@@ -297,7 +297,7 @@ describe('/gpumesh/blob/1.0.0 (in-process)', function () {
 
     it('counts each failure by its code', async () => {
       const fetched = await metric(clientMetrics, 'gpumesh_blob_fetched_total')
-      for (const code of ['HASH_MISMATCH', 'BAD_RESPONSE', 'TIMEOUT', 'UNREACHABLE', 'UNAVAILABLE', 'TOO_LARGE']) {
+      for (const code of ['HASH_MISMATCH', 'BAD_RESPONSE', 'CLOSED_EARLY', 'TIMEOUT', 'UNREACHABLE', 'UNAVAILABLE', 'TOO_LARGE']) {
         assert.match(fetched, new RegExp(`result="${code}"`))
       }
     })
