@@ -53,6 +53,17 @@ describe('process jobs left running by a killed daemon are ended at the next sta
     await mkdir(workRoot)
   })
 
+  /** A "daemon": a node process that runs one unsandboxed job (`script` in /bin/sh) through a ProcessExecutor with a registry, and waits. */
+  function daemonRunning (script: string): { daemon: ReturnType<typeof spawn>, daemonGone: Promise<unknown> } {
+    const daemon = spawn(process.execPath, ['--input-type=module', '-e', `
+      const { ProcessExecutor } = await import(${JSON.stringify(executorModule)})
+      const { ProcessGroupRegistry } = await import(${JSON.stringify(registryModule)})
+      const executor = new ProcessExecutor({ sandbox: 'none', runAs: 'self', workRoot: ${JSON.stringify(workRoot)}, registry: new ProcessGroupRegistry(${JSON.stringify(runDir)}) })
+      await executor.run({ job: 'orphan', argv: ['/bin/sh', '-c', ${JSON.stringify(script)}], env: {}, inputs: [], outputs: [], gpus: [], timeoutMs: 60000, network: false })
+    `], { stdio: 'ignore' })
+    return { daemon, daemonGone: new Promise((resolve) => daemon.once('exit', resolve)) }
+  }
+
   afterEach(async () => {
     for (const pid of spawned.splice(0)) { try { process.kill(-pid, 'SIGKILL') } catch {} try { process.kill(pid, 'SIGKILL') } catch {} }
     await rm(root, { recursive: true, force: true })
@@ -60,14 +71,8 @@ describe('process jobs left running by a killed daemon are ended at the next sta
 
   it('a daemon killed mid-job leaves the job\'s processes alive; the next executor ends the group and removes its work dir', async () => {
     const bgFile = join(root, 'bg.pid')
-    // the "daemon": runs one unsandboxed job (a shell that keeps a background child) and waits
-    const daemon = spawn(process.execPath, ['--input-type=module', '-e', `
-      const { ProcessExecutor } = await import(${JSON.stringify(executorModule)})
-      const { ProcessGroupRegistry } = await import(${JSON.stringify(registryModule)})
-      const executor = new ProcessExecutor({ sandbox: 'none', runAs: 'self', workRoot: ${JSON.stringify(workRoot)}, registry: new ProcessGroupRegistry(${JSON.stringify(runDir)}) })
-      await executor.run({ job: 'orphan', argv: ['/bin/sh', '-c', 'sleep 60 & echo $! > ${bgFile}; wait'], env: {}, inputs: [], outputs: [], gpus: [], timeoutMs: 60000, network: false })
-    `], { stdio: 'ignore' })
-    const daemonGone = new Promise((resolve) => daemon.once('exit', resolve))
+    // the job: a shell that keeps a background child
+    const { daemon, daemonGone } = daemonRunning(`sleep 60 & echo $! > ${bgFile}; wait`)
     const record = await waitFor('the job to be recorded', async () => {
       const names = await readdir(runDir).catch(() => [])
       return names.length === 1 ? JSON.parse(await readFile(join(runDir, names[0] as string), 'utf8')) as { pid: number, startTicks: string, workDir: string } : undefined
@@ -99,13 +104,7 @@ describe('process jobs left running by a killed daemon are ended at the next sta
 
   it('a daemon killed just before its job\'s shell exits: the shell\'s background child is still ended', async () => {
     const bgFile = join(root, 'bg.pid')
-    const daemon = spawn(process.execPath, ['--input-type=module', '-e', `
-      const { ProcessExecutor } = await import(${JSON.stringify(executorModule)})
-      const { ProcessGroupRegistry } = await import(${JSON.stringify(registryModule)})
-      const executor = new ProcessExecutor({ sandbox: 'none', runAs: 'self', workRoot: ${JSON.stringify(workRoot)}, registry: new ProcessGroupRegistry(${JSON.stringify(runDir)}) })
-      await executor.run({ job: 'leader-exits', argv: ['/bin/sh', '-c', 'sleep 60 > /dev/null 2>&1 & echo $! > ${bgFile}; sleep 1'], env: {}, inputs: [], outputs: [], gpus: [], timeoutMs: 60000, network: false })
-    `], { stdio: 'ignore' })
-    const daemonGone = new Promise((resolve) => daemon.once('exit', resolve))
+    const { daemon, daemonGone } = daemonRunning(`sleep 60 > /dev/null 2>&1 & echo $! > ${bgFile}; sleep 1`)
     const bg = await waitFor('the job\'s background child', async () => {
       const text = await readFile(bgFile, 'utf8').catch(() => '')
       return /^\d+\n$/.test(text) ? Number(text) : undefined
