@@ -122,58 +122,62 @@ describe('node/services/reachability', () => {
     assert.deepEqual(f.listened, [['/p2p-circuit']])
   })
 
-  it('releases the relay once public for NAT_RELAY_RELEASE_AFTER_MS without a break, and listens again when private', async () => {
+  /**
+   * A service on a node whose one public address AutoNAT has not verified, the verify grace already
+   * over (so the next check decides private); `clock.now` is its time.
+   */
+  function unverifiedPublic (): { f: ReturnType<typeof fake>, publicAddr: { multiaddr: ReturnType<typeof multiaddr>, verified: boolean }, clock: { now: number }, svc: ReachabilityService } {
     const f = fake()
     const publicAddr = { multiaddr: multiaddr('/ip4/11.0.0.40/tcp/4001'), verified: false }
     f.addresses.push(publicAddr)
-    let now = 1_000
-    service = new ReachabilityService(f.components, { mode: 'auto', now: () => now, checkMs: 60_000 })
-    service.start()
-    now += NAT_VERIFY_GRACE_MS
-    assert.equal((await service.check()).reachability, 'private')
-    assert.equal(service.status().relayAddresses.length, 1)
+    const clock = { now: 1_000 }
+    const svc = new ReachabilityService(f.components, { mode: 'auto', now: () => clock.now, checkMs: 60_000 })
+    service = svc
+    svc.start()
+    clock.now += NAT_VERIFY_GRACE_MS
+    return { f, publicAddr, clock, svc }
+  }
+
+  it('releases the relay once public for NAT_RELAY_RELEASE_AFTER_MS without a break, and listens again when private', async () => {
+    const { f, publicAddr, clock, svc } = unverifiedPublic()
+    assert.equal((await svc.check()).reachability, 'private')
+    assert.equal(svc.status().relayAddresses.length, 1)
     // AutoNAT verifies the address: public, but the relay is kept through the hysteresis
     publicAddr.verified = true
-    assert.equal((await service.check()).reachability, 'public')
-    now += NAT_RELAY_RELEASE_AFTER_MS - 1
-    await service.check()
-    assert.equal(service.status().relayListening, true)
+    assert.equal((await svc.check()).reachability, 'public')
+    clock.now += NAT_RELAY_RELEASE_AFTER_MS - 1
+    await svc.check()
+    assert.equal(svc.status().relayListening, true)
     assert.equal(f.listeners[0]?.closed, false)
-    now += 1
-    await service.check()
+    clock.now += 1
+    await svc.check()
     assert.equal(f.listeners[0]?.closed, true)
     assert.deepEqual(f.removed, [`${RELAY}/p2p-circuit`])
     assert.deepEqual(f.untagged, [{ peer: RELAY.split('/p2p/')[1], tags: { 'keep-alive-circuit-relay': undefined } }])
-    assert.deepEqual([service.status().relayListening, service.status().relayAddresses, service.status().relayReleases], [false, [], 1])
-    await service.check()
-    assert.equal(service.status().relayReleases, 1, 'released once')
+    assert.deepEqual([svc.status().relayListening, svc.status().relayAddresses, svc.status().relayReleases], [false, [], 1])
+    await svc.check()
+    assert.equal(svc.status().relayReleases, 1, 'released once')
     // the address is unverified again (AutoNAT revoked it): private, and it listens again at once
     publicAddr.verified = false
-    assert.equal((await service.check()).reachability, 'private')
+    assert.equal((await svc.check()).reachability, 'private')
     assert.deepEqual(f.listened, [['/p2p-circuit'], ['/p2p-circuit']])
-    assert.deepEqual([service.status().relayListening, service.status().relayAddresses.length], [true, 1])
+    assert.deepEqual([svc.status().relayListening, svc.status().relayAddresses.length], [true, 1])
   })
 
   it('a public spell shorter than NAT_RELAY_RELEASE_AFTER_MS releases nothing, and a new spell starts the count again', async () => {
-    const f = fake()
-    const publicAddr = { multiaddr: multiaddr('/ip4/11.0.0.40/tcp/4001'), verified: false }
-    f.addresses.push(publicAddr)
-    let now = 1_000
-    service = new ReachabilityService(f.components, { mode: 'auto', now: () => now, checkMs: 60_000 })
-    service.start()
-    now += NAT_VERIFY_GRACE_MS
-    await service.check()
+    const { f, publicAddr, clock, svc } = unverifiedPublic()
+    await svc.check()
     publicAddr.verified = true
-    await service.check()
-    now += NAT_RELAY_RELEASE_AFTER_MS - 1
+    await svc.check()
+    clock.now += NAT_RELAY_RELEASE_AFTER_MS - 1
     publicAddr.verified = false
-    assert.equal((await service.check()).reachability, 'private')
+    assert.equal((await svc.check()).reachability, 'private')
     publicAddr.verified = true
-    now += 1
-    await service.check()
-    now += NAT_RELAY_RELEASE_AFTER_MS - 1
-    await service.check()
-    assert.deepEqual([service.status().relayListening, service.status().relayReleases, f.listened.length], [true, 0, 1])
+    clock.now += 1
+    await svc.check()
+    clock.now += NAT_RELAY_RELEASE_AFTER_MS - 1
+    await svc.check()
+    assert.deepEqual([svc.status().relayListening, svc.status().relayReleases, f.listened.length], [true, 0, 1])
   })
 
   it('counts relayed connections, and a direct one opened beside an open relayed one as an upgrade', () => {
