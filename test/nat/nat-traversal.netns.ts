@@ -32,6 +32,41 @@ const BOOT_IP = '11.0.0.10'
 const ROUTER_IP = { pA: '11.0.0.21', pB: '11.0.0.22' } as const
 const COMMON = ['--listen', `/ip4/0.0.0.0/tcp/${PORT}`, '--no-community-bootstrap', '--allow-colocation', '--log-format', 'json', '--log-level', 'warn']
 
+/** One suite's namespaces, temp dir and bootstrap peer (the relay), as its `before` hooks see them. */
+interface NetnsSuite { root: string, boot: DaemonProcess, bootAddr: string, bootId: string }
+
+/**
+ * Build the namespaces for a suite (or skip it, saying why) with a bootstrap peer announcing its public
+ * address, as a deployed one does; tear the daemons and namespaces down after. Call inside `describe`:
+ * the fields are set once its first `before` hook has run.
+ */
+function useNetns (prefix: string, tmpName: string): NetnsSuite {
+  const suite = {} as NetnsSuite
+  let root: string | undefined
+  const cleanUp = (): void => { void netnsDown(prefix) }
+  before(async function () {
+    const why = await netnsUnavailable()
+    if (why !== undefined) {
+      process.stdout.write(`    skipped: ${why}\n`)
+      this.skip()
+    }
+    process.once('exit', cleanUp)
+    await netnsUp(prefix)
+    root = await mkdtemp(join(tmpdir(), tmpName))
+    const boot = await DaemonProcess.start(['bootstrap', ...COMMON, '--announce', `/ip4/${BOOT_IP}/tcp/${PORT}`], join(root, 'boot'), { prefix: inNetns(prefix, 'boot') })
+    const bootAddr = boot.addresses().find((a) => a.startsWith(`/ip4/${BOOT_IP}/`))
+    assert.ok(bootAddr !== undefined, boot.addresses().join(' '))
+    Object.assign(suite, { root, boot, bootAddr, bootId: bootAddr.split('/p2p/')[1] as string })
+  })
+  after(async () => {
+    await killAll()
+    await netnsDown(prefix)
+    process.off('exit', cleanUp)
+    if (root !== undefined) await rm(root, { recursive: true, force: true })
+  })
+  return suite
+}
+
 /** Poll `what` through the CLI (the namespaced daemons' loopback APIs are out of this process's reach). */
 async function until<T> (what: string, probe: () => Promise<T | undefined>, timeoutMs = 90_000): Promise<T> {
   const deadline = Date.now() + timeoutMs
@@ -49,34 +84,23 @@ async function until<T> (what: string, probe: () => Promise<T | undefined>, time
 describe('NAT traversal in network namespaces: AutoNAT, relay reservations, DCUtR (npm run test:nat)', function () {
   this.timeout(300_000)
   const prefix = `gmn${process.pid % 100_000}`
-  let root: string | undefined
+  const net = useNetns(prefix, 'gpumesh-nat-')
+  let root: string
   let boot: DaemonProcess
   let buyer: DaemonProcess
   const providers: Record<'pA' | 'pB', DaemonProcess | undefined> = { pA: undefined, pB: undefined }
   const ids: Record<string, string> = {}
-  const cleanUp = (): void => { void netnsDown(prefix) }
 
   before(async function () {
-    const why = await netnsUnavailable()
-    if (why !== undefined) {
-      process.stdout.write(`    skipped: ${why}\n`)
-      this.skip()
-    }
-    process.once('exit', cleanUp)
-    await netnsUp(prefix)
+    ;({ root, boot } = net)
+    const bootAddr = net.bootAddr
+    ids.boot = net.bootId
     // inbound is refused: the buyer cannot open a connection to a provider's router
     assert.equal(await tcpProbe(prefix, 'buyer', ROUTER_IP.pA, PORT), 'timeout')
     assert.equal(await tcpProbe(prefix, 'buyer', '10.1.0.2', PORT), 'unreachable')
-
-    root = await mkdtemp(join(tmpdir(), 'gpumesh-nat-'))
-    // a bootstrap peer announces its public address (as a deployed one does)
-    boot = await DaemonProcess.start(['bootstrap', ...COMMON, '--announce', `/ip4/${BOOT_IP}/tcp/${PORT}`], join(root, 'boot'), { prefix: inNetns(prefix, 'boot') })
-    const bootAddr = boot.addresses().find((a) => a.startsWith(`/ip4/${BOOT_IP}/`))
-    assert.ok(bootAddr !== undefined, boot.addresses().join(' '))
-    ids.boot = bootAddr.split('/p2p/')[1] as string
     const env = await bwrapEnv()
     const provider = async (name: 'pA' | 'pB'): Promise<DaemonProcess> => await DaemonProcess.start(['node', 'start', ...COMMON, '--bootstrap', bootAddr,
-      '--no-detect-gpus', '--declare-gpu', 'NVIDIA L4:23034', '--region', name === 'pA' ? 'eu-west' : 'us-east'], join(root as string, name), { prefix: inNetns(prefix, name), env })
+      '--no-detect-gpus', '--declare-gpu', 'NVIDIA L4:23034', '--region', name === 'pA' ? 'eu-west' : 'us-east'], join(root, name), { prefix: inNetns(prefix, name), env })
     ;[providers.pA, providers.pB] = await Promise.all([provider('pA'), provider('pB')])
     for (const name of ['pA', 'pB'] as const) {
       const p = providers[name] as DaemonProcess
@@ -88,13 +112,6 @@ describe('NAT traversal in network namespaces: AutoNAT, relay reservations, DCUt
     }
     // the buyer comes last, as a DHT client: the providers have no reason to dial it before it dials them
     buyer = await DaemonProcess.start(['node', 'start', ...COMMON, '--bootstrap', bootAddr, '--no-sell', '--dht-mode', 'client'], join(root, 'buyer'), { prefix: inNetns(prefix, 'buyer') })
-  })
-
-  after(async () => {
-    await killAll()
-    await netnsDown(prefix)
-    process.off('exit', cleanUp)
-    if (root !== undefined) await rm(root, { recursive: true, force: true })
   })
 
   it('each provider knows it is behind NAT, holds a reservation on the bootstrap relay and announces only the relay and its LAN address', async () => {
@@ -186,36 +203,20 @@ describe('NAT traversal in network namespaces: a node that becomes reachable rel
   const PC_IP = '11.0.0.40'
   /** Short on purpose: the defaults (60 s grace, 5 min public before release) are for deployments. */
   const NAT_CONFIG = { nat: { verifyGraceMs: 6_000, relayReleaseAfterMs: 8_000 } }
-  let root: string | undefined
+  const net = useNetns(prefix, 'gpumesh-nat-release-')
+  let root: string
   let boot: DaemonProcess
   let pC: DaemonProcess
   let bootAddr: string
   const ids: Record<string, string> = {}
-  const cleanUp = (): void => { void netnsDown(prefix) }
 
-  before(async function () {
-    const why = await netnsUnavailable()
-    if (why !== undefined) {
-      process.stdout.write(`    skipped: ${why}\n`)
-      this.skip()
-    }
-    process.once('exit', cleanUp)
-    await netnsUp(prefix)
-    root = await mkdtemp(join(tmpdir(), 'gpumesh-nat-release-'))
-    boot = await DaemonProcess.start(['bootstrap', ...COMMON, '--announce', `/ip4/${BOOT_IP}/tcp/${PORT}`], join(root, 'boot'), { prefix: inNetns(prefix, 'boot') })
-    bootAddr = boot.addresses().find((a) => a.startsWith(`/ip4/${BOOT_IP}/`)) as string
-    ids.boot = bootAddr.split('/p2p/')[1] as string
-  })
-
-  after(async () => {
-    await killAll()
-    await netnsDown(prefix)
-    process.off('exit', cleanUp)
-    if (root !== undefined) await rm(root, { recursive: true, force: true })
+  before(() => {
+    ;({ root, boot, bootAddr } = net)
+    ids.boot = net.bootId
   })
 
   it('a provider with a public address behind a firewall finds AutoNAT cannot verify it, and relays', async () => {
-    const dataDir = join(root as string, 'pC')
+    const dataDir = join(root, 'pC')
     await mkdir(dataDir, { recursive: true, mode: 0o700 })
     await writeFile(join(dataDir, 'config.json'), JSON.stringify(NAT_CONFIG))
     pC = await DaemonProcess.start(['node', 'start', ...COMMON, '--bootstrap', bootAddr, '--no-detect-gpus', '--declare-gpu', 'NVIDIA L4:23034', '--region', 'eu-west'],
@@ -246,7 +247,7 @@ describe('NAT traversal in network namespaces: a node that becomes reachable rel
     // a peer from another /8 connects: AutoNAT v1 already holds the failed 11/8 answer (the bootstrap peer's) for this address
     const pcAddr = `/ip4/${PC_IP}/tcp/${PORT}/p2p/${ids.pC as string}`
     const late = await DaemonProcess.start(['node', 'start', ...COMMON, '--bootstrap', bootAddr, pcAddr, '--no-sell', '--dht-mode', 'client'],
-      join(root as string, 'ver'), { prefix: inNetns(prefix, 'ver') })
+      join(root, 'ver'), { prefix: inNetns(prefix, 'ver') })
     const verified = await until('AutoNAT to verify pC\'s public address', async () => {
       const s = await pC.json<StatusJson>(['status'])
       return s.nat.reachability === 'public' ? s : undefined
