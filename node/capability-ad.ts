@@ -72,6 +72,11 @@ export function buildCapabilityAd ({ provider, gpus, host, seq, addrs, now, work
       ...(provider.limits.maxTempC !== undefined ? { maxTempC: provider.limits.maxTempC } : {})
     },
     attestations: attestations.slice(0, 8),
-    addrs: addrs.slice(0, 16)
+    addrs: adAddresses(addrs)
   }
+}
+
+/** The addresses an ad holds: the first 16 (protocol/README §4, `addrs`). */
+export function adAddresses (addrs: string[]): string[] {
+  return addrs.slice(0, 16)
 }

@@ -19,7 +19,7 @@ import { BootstrapWatcher, type BootstrapStatus } from './bootstrap-watcher.js'
 import { Market } from './market/market.js'
 import { GossipRouter } from './gossip-router.js'
 import { Peering } from './peering.js'
-import { buildCapabilityAd, declaredGpuInfos } from './capability-ad.js'
+import { adAddresses, buildCapabilityAd, declaredGpuInfos } from './capability-ad.js'
 import { signAttestation } from './trust/attestation.js'
 import { Prober } from './trust/prober.js'
 import { probeRoute } from './api/probe-route.js'
@@ -100,6 +100,12 @@ export interface StatusInfo {
 /** Re-sign the ad when half its lifetime is gone, so peers never fetch an expired one. */
 const AD_REFRESH_FRACTION = 0.5
 const AD_RETRY_MS = 60_000
+/**
+ * An address change (a relay address gained or released, an observed address confirmed) re-signs the
+ * ad this long after the change, so a burst of changes costs one signature and the ad's `addrs` never
+ * lag for a whole refresh period.
+ */
+export const AD_ADDRESS_RESIGN_MS = 2_000
 
 export class Daemon {
   private readonly log: Logger
@@ -111,6 +117,8 @@ export class Daemon {
   private execution: ExecutorSetup | undefined
   private marketParams: MarketParams | undefined
   private refreshTimer: NodeJS.Timeout | undefined
+  /** When the pending re-sign is due (ms epoch, this.now()'s clock). */
+  private refreshDue = Infinity
   private api: ApiServer | undefined
   /** Jobs, bids, execution and settlement (not on bootstrap peers). */
   market: Market | undefined
@@ -198,6 +206,7 @@ export class Daemon {
       this.announcer.kick()
     })
     this.node.addEventListener('peer:disconnect', () => { this.metrics.connectedPeers.set(this.node.getConnections().length) })
+    this.node.addEventListener('self:peer:update', () => { this.addressesChanged() })
     this.node.services.capability.currentAd = () => this.ad?.bytes
     this.node.services.probe.signer = this.identity
     this.log.info('started', { peerId: this.identity.peerId, role, addresses: this.addresses() })
@@ -343,10 +352,23 @@ export class Daemon {
     this.scheduleRefresh(Math.floor(this.options.config.provider.adTtlMs * AD_REFRESH_FRACTION))
   }
 
+  /** The node's addresses changed: re-sign soon if the ad names others (no sooner than a re-sign already due). */
+  private addressesChanged (): void {
+    if (this.ad === undefined || this.stopping !== undefined) return
+    const signed = new Set(this.ad.payload.addrs)
+    const current = adAddresses(this.addresses())
+    if (current.length === signed.size && current.every((a) => signed.has(a))) return
+    if (this.refreshDue - this.now() <= AD_ADDRESS_RESIGN_MS) return
+    this.log.debug('addresses changed: re-signing the ad', { addresses: current })
+    this.scheduleRefresh(AD_ADDRESS_RESIGN_MS)
+  }
+
   /** Re-sign later; a failed refresh retries after a minute, so one bad write cannot let the ad expire. */
   private scheduleRefresh (delayMs: number): void {
     clearTimeout(this.refreshTimer)
+    this.refreshDue = this.now() + delayMs
     this.refreshTimer = setTimeout(() => {
+      this.refreshDue = Infinity
       this.signAd().catch((err: unknown) => {
         this.log.error('re-signing the ad failed; retrying in a minute', { error: err })
         if (this.stopping === undefined) this.scheduleRefresh(AD_RETRY_MS)

@@ -2,9 +2,13 @@ import assert from 'node:assert/strict'
 import { lpStream } from '@libp2p/utils'
 import { generateIdentity } from '../../node/random.js'
 import { PROTOCOLS, RejectReason, sealMessage, type CapabilityAd } from '../../protocol/index.js'
-import type { Daemon } from '../../node/daemon.js'
+import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
+import { AD_ADDRESS_RESIGN_MS, type Daemon } from '../../node/daemon.js'
 import { CapabilityFetchError } from '../../node/services/capability.js'
 import { startNetwork, type TestNetwork } from '../helpers/network.js'
+
+/** libp2p's components, which the node object holds but its public type does not name. */
+interface WithTransports { components: { transportManager: { listen: (addrs: Multiaddr[]) => Promise<void> } } }
 
 describe('/gpumesh/capability/1.0.0 against misbehaving peers (in-process)', function () {
   this.timeout(60_000)
@@ -48,6 +52,23 @@ describe('/gpumesh/capability/1.0.0 against misbehaving peers (in-process)', fun
     const ad = await asker.node.services.capability.fetch(honest.node.peerId)
     assert.equal(ad.signer, honest.identity.peerId)
     assert.equal(ad.payload.gpus[0]?.name, 'NVIDIA L4')
+  })
+
+  it('a new address is in the ad fetched about 2 s later, with a higher seq (AD_ADDRESS_RESIGN_MS)', async () => {
+    const before = await asker.node.services.capability.fetch(honest.node.peerId)
+    // a new listener, as a relay reservation adds one (its /p2p-circuit address)
+    const added = `/memory/capability-test-${process.pid}/p2p/${honest.identity.peerId}`
+    assert.ok(!before.payload.addrs.includes(added))
+    await (honest.node as unknown as WithTransports).components.transportManager.listen([multiaddr(`/memory/capability-test-${process.pid}`)])
+    const start = Date.now()
+    let after = before
+    while (!after.payload.addrs.includes(added)) {
+      assert.ok(Date.now() - start < 10_000, `the ad still names ${before.payload.addrs.join(', ')}`)
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      after = await asker.node.services.capability.fetch(honest.node.peerId)
+    }
+    assert.ok(after.payload.seq > before.payload.seq)
+    assert.ok(Date.now() - start >= AD_ADDRESS_RESIGN_MS - 500, 'signed again before the burst window ended')
   })
 
   it('garbage in the response frame is a typed rejection', async () => {
