@@ -31,7 +31,9 @@
  *   final payment (the receipt's GPU-seconds) is due within one billing interval plus the output
  *   fetch allowance (outputFetchAllowanceMs: one lease plus the output bytes at 1 MiB/s), else
  *   `nonpayment` → `stopped-unpaid` (unless what was paid before already covers the receipt: then the
- *   job is settled when that deadline comes).
+ *   job is settled when that deadline comes). A `cancel` after the receipt ends the wait at once:
+ *   `settled` if the receipt is paid, else `stopped-unpaid` with the non-payment (a final payment
+ *   that still comes counts, as after any paid ending).
  * - `preempt(noticeMs)`: a gold/silver job displaces this bronze one. The requester is told at
  *   once (`notify-preemption`), the work stops when the notice runs out (→ `preempted`).
  */
@@ -349,7 +351,15 @@ function onPreempt (s: ProviderJob, noticeMs: number, now: number): ProviderTran
 
 function onCancel (s: ProviderJob): ProviderTransition {
   if (s.status === 'offered' || s.status === 'awarded') return { state: end(s, 'cancelled', 'cancelled by the requester'), effects: [] }
-  if (s.status === 'completed') return ignore(s, 'the job has completed')
+  // after the receipt the requester refuses the result (e.g. outputs that do not match): nothing is left
+  // to wait for — what it paid covers the receipt (settled), or what is missing is its non-payment
+  if (s.status === 'completed') {
+    if (s.finished !== undefined && s.paid.cumulative >= s.finished.owed) return { state: end(s, 'settled', 'paid in full'), effects: [] }
+    return {
+      state: end(s, 'stopped-unpaid', 'cancelled by the requester after the receipt'),
+      effects: [nonpayment(s, ['award', 'receipt'], 'the requester cancelled after the receipt without paying for it')]
+    }
+  }
   const [next, beat] = heartbeat(s, 'cancelled', s.now)
   return { state: end(next, 'cancelled', 'cancelled by the requester'), effects: [{ type: 'stop-work', reason: 'cancelled' }, beat] }
 }

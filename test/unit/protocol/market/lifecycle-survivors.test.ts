@@ -190,12 +190,12 @@ describe('job lifecycle survivors (issue 9, round-10 Stryker run)', () => {
     })
 
     // provider-lifecycle.ts:298 (completed → false): a cancel after the receipt keeps the final-payment claim
-    it('a cancel after completion is ignored and the final payment is still awaited', () => {
+    it('a cancel after completion stops nothing (the work is done) and a final payment after it still counts', () => {
       const done = reduceProvider(runningProvider(), { type: 'finished', now: at(10_000), exitCode: 0, gpuSeconds: 16 }).state
       const t = reduceProvider(done, { type: 'cancel', now: at(10_500), from: REQ })
-      assert.equal(t.state.status, 'completed')
+      assert.equal(t.state.status, 'stopped-unpaid')
       assert.deepEqual(only(t.effects, 'stop-work'), [])
-      assert.equal(reduceProvider(t.state, payment(11_000, 16_000, 1)).state.status, 'settled')
+      assert.equal(reduceProvider(t.state, payment(11_000, 16_000, 1)).state.paid.cumulative, 16_000)
     })
 
     // provider-lifecycle.ts:313, 318 (the effects → []): a requester gone with work unpaid is reported

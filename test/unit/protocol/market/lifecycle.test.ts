@@ -687,6 +687,26 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.equal(stepP(s, payment(150_000, 196_000, 2)).state.status, 'settled')
     })
 
+    scripted('a cancel after the receipt ends the wait: stopped-unpaid with the non-payment, or settled when already paid', () => {
+      const s = playP(runningProvider(), [payment(62_050, 120_000, 1), { type: 'finished', now: at(100_000), exitCode: 0, gpuSeconds: 196 }]).state
+      const cancel: ProviderEvent = { type: 'cancel', now: at(101_000), from: REQ }
+      const t = stepP(s, cancel)
+      assert.equal(t.state.status, 'stopped-unpaid')
+      assert.deepEqual(t.effects, [{ type: 'record-failure', subject: REQ, reason: 'nonpayment', evidence: ['award', 'receipt', 'last-payment'], detail: 'the requester cancelled after the receipt without paying for it' }])
+      assert.equal(nextProviderDeadline(t.state), undefined)
+      // the final payment may still follow the cancel, and counts
+      assert.equal(stepP(t.state, payment(102_000, 196_000, 2)).state.paid.cumulative, 196_000)
+      // exactly paid: settled, no evidence
+      const paid = stepP(s, payment(100_500, 196_000, 2)).state
+      assert.equal(paid.status, 'settled')
+      const covered = playP(runningProvider(), [payment(62_050, 196_000, 1), { type: 'finished', now: at(100_000), exitCode: 0, gpuSeconds: 196 }]).state
+      assert.deepEqual(stepP(covered, cancel), { state: { ...covered, now: at(101_000), status: 'settled', reason: 'paid in full' }, effects: [] })
+      const short = playP(runningProvider(), [payment(62_050, 195_999, 1), { type: 'finished', now: at(100_000), exitCode: 0, gpuSeconds: 196 }]).state
+      assert.equal(stepP(short, cancel).state.status, 'stopped-unpaid')
+      // from anyone else: ignored
+      assert.equal(stepP(s, { ...cancel, from: 'someone' }).effects[0]?.type, 'ignored')
+    })
+
     scripted('the output fetch allowance grows with the output size (1 MiB/s): no non-payment while the requester may still be fetching', () => {
       const MiB = 1024 * 1024
       assert.equal(outputFetchAllowanceMs(90_000, 0), 90_000)
