@@ -19,7 +19,7 @@ const FLAGS: FlagSpec[] = [
   { flag: '--reachability <mode>', path: 'nat.reachability', description: 'auto (AutoNAT decides; relay when behind NAT), public or private' },
   { flag: '--dht-mode <mode>', path: 'dht.mode', description: 'server or client' },
   { flag: '--api-port <port>', path: 'api.port', description: 'local API port (0 = any free port)', parse: Number },
-  { flag: '--log-level <level>', path: 'log.level', description: 'trace, debug, info, warn, error or silent' },
+  { flag: '--log-level <spec>', path: 'log.level', description: 'trace, debug, info (default), warn, error or silent, then per-component overrides, longest prefix wins: info,libp2p:kad-dht=debug,gpumesh:market=trace; libp2p is silent unless named (env GPUMESH_LOG_LEVEL; DEBUG=libp2p:* maps onto it)' },
   { flag: '--log-format <format>', path: 'log.format', description: 'auto, json or pretty' },
   { flag: '--region <region>', path: 'provider.region', description: 'region slug, e.g. eu-west (env GPUMESH_REGION)' },
   { flag: '--country <code>', path: 'provider.country', description: 'ISO 3166-1 alpha-2 country code' },
