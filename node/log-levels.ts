@@ -85,7 +85,7 @@ export function parseLogLevelSpec (text: string): LogLevelSpec {
       throw new LogLevelSpecError('BAD_COMPONENT', part, `bad component "${name}" in "${part}": a name starts with ${COMPONENT_ROOTS.join(' or ')} and has :-separated parts (letters, digits, . _ / -), optionally ending in :*`)
     }
     if (!isLevel(value)) throw new LogLevelSpecError('UNKNOWN_LEVEL', part, `unknown level "${value}" in "${part}" (expected ${levels})`)
-    if (components.has(component)) throw new LogLevelSpecError('DUPLICATE_COMPONENT', part, `"${component}" is given twice`)
+    if (components.has(component)) throw new LogLevelSpecError('DUPLICATE_COMPONENT', part, `"${component}" is given twice (again in "${part}")`)
     components.set(component, value)
   }
   return { level: level ?? DEFAULT_LOG_LEVEL, components: byLength(components) }
