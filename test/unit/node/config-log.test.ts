@@ -54,6 +54,17 @@ describe('log.level in the configuration', () => {
     }
   })
 
+  it('explains the spec in the help of a command that takes --log-level, and only there', () => {
+    const help = (only: string[]): string => {
+      let out = ''
+      const command = addConfigFlags(new Command('start').exitOverride().configureOutput({ writeOut: (s) => { out += s } }), only)
+      command.outputHelp()
+      return out
+    }
+    assert.match(help(['log.level']), /--log-level <spec>[\s\S]*Log levels[\s\S]*info,libp2p:kad-dht=debug,gpumesh:market=trace/)
+    assert.doesNotMatch(help(['provider.region']), /Log levels/)
+  })
+
   it('gives the daemon\'s loggers the spec, with libp2p\'s DEBUG read onto it (the spec wins)', () => {
     const config = resolveConfig(flags('--log-level', 'warn,libp2p:tcp=error'))
     const { spec } = loggersOf(config, { DEBUG: 'libp2p:*,libp2p:tcp' })
