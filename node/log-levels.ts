@@ -103,7 +103,9 @@ export function coversComponent (prefix: string, name: string): boolean {
 
 /** The level of `component` (a full name): the longest entry that covers it, else `fallback` (the spec's default). Allocates nothing. */
 export function levelOf (spec: LogLevelSpec, component: string, fallback: LogLevel = spec.level): LogLevel {
-  for (const entry of spec.components) {
+  const entries = spec.components
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i] as ComponentLevel
     if (coversComponent(entry.component, component)) return entry.level
   }
   return fallback
@@ -111,8 +113,18 @@ export function levelOf (spec: LogLevelSpec, component: string, fallback: LogLev
 
 /** Whether an entry names a component strictly below `component` at `level` or more verbose. Allocates nothing. */
 export function hasDescendantAt (spec: LogLevelSpec, component: string, level: LogLevel): boolean {
-  for (const entry of spec.components) {
+  const entries = spec.components
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i] as ComponentLevel
     if (entry.component.length > component.length && coversComponent(component, entry.component) && LEVEL_RANK[entry.level] <= LEVEL_RANK[level]) return true
+  }
+  return false
+}
+
+/** Whether `name` is under one of COMPONENT_ROOTS. Allocates nothing. */
+export function hasComponentRoot (name: string): boolean {
+  for (let i = 0; i < COMPONENT_ROOTS.length; i++) {
+    if (coversComponent(COMPONENT_ROOTS[i] as string, name)) return true
   }
   return false
 }
@@ -150,7 +162,7 @@ export function debugEnvLevels (debug: string): { components: ComponentLevel[], 
       continue
     }
     const stem = body.endsWith(':*') ? body.slice(0, -2) : body.endsWith('*') ? body.slice(0, -1) : body
-    const rooted = COMPONENT_ROOTS.some((root) => coversComponent(root, stem)) ? stem : `libp2p:${stem}`
+    const rooted = hasComponentRoot(stem) ? stem : `libp2p:${stem}`
     const component = stem.includes('*') ? undefined : componentName(rooted)
     if (component === undefined) { ignored.push(entry); continue }
     put(component, level)
