@@ -28,13 +28,16 @@ type LogFn = ((formatter: any, ...args: any[]) => void) & { enabled: boolean }
 
 const OFF: LogFn = Object.assign((): void => {}, { enabled: false })
 
-/** One logger for every component and scope, never enabled. */
-export const NOOP_LIBP2P_LOGGER: Logger = Object.freeze(Object.assign((): void => {}, {
+/**
+ * One logger for every component and scope, never enabled. Not frozen, like the silent logger before it:
+ * a library that sets a property on its logger must not throw in strict mode.
+ */
+export const NOOP_LIBP2P_LOGGER: Logger = Object.assign((): void => {}, {
   enabled: false,
   error: OFF,
   trace: OFF,
   newScope: (): Logger => NOOP_LIBP2P_LOGGER
-}))
+})
 
 /** A component logger that writes nothing: every component gets NOOP_LIBP2P_LOGGER. */
 export const SILENT_LIBP2P_LOGGER: ComponentLogger = Object.freeze({
