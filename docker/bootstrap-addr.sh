@@ -32,7 +32,7 @@ esac
 case "$port" in
   '' | *[!0-9]*) fail "BOOTSTRAP_PORT must be a TCP port number, not '$port'" ;;
 esac
-[ "$port" -ge 1 ] && [ "$port" -le 65535 ] || fail "BOOTSTRAP_PORT must be 1-65535, not $port"
+if [ "$port" -lt 1 ] || [ "$port" -gt 65535 ]; then fail "BOOTSTRAP_PORT must be 1-65535, not $port"; fi
 case "$host" in
   '' | *[!0-9A-Za-z.-]*) fail "BOOTSTRAP_HOST must be a DNS name or an IPv4 address, not '$host'" ;;
   *[!0-9.]*) proto=dns4 ;;

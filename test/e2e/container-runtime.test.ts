@@ -30,7 +30,7 @@ const readme = readFileSync(join(REPO, 'docker', 'README.md'), 'utf8')
 const ONE_HOST = { GPUMESH_LISTEN: '/ip4/127.0.0.1/tcp/0', GPUMESH_CONNECTIONS_ALLOW: '/ip4/127.0.0.1', GPUMESH_GOSSIP_ALLOW_COLOCATION: 'true' }
 const READY = (stdout: string): boolean => stdout.includes('press Ctrl+C to stop')
 
-interface StatusJson { peerId: string, selling: boolean, executors: Record<string, string>, capabilityKeys: Array<{ provided: boolean }> }
+interface StatusJson { peerId: string, selling: boolean, gpuDetection: string, executors: Record<string, string>, capabilityKeys: Array<{ provided: boolean }> }
 
 /** A TCP port free on 127.0.0.1 now, for the bootstrap peer, whose address the nodes must know before it starts. */
 async function freePort (): Promise<number> {
@@ -110,9 +110,11 @@ describe('the Docker image run as its own commands, without a container engine (
     const health = async (c: Container): Promise<{ code: number | null, stdout: string, stderr: string }> =>
       await c.spawn(c.healthcheck() ?? assert.fail(`${c.name} has no health check`)).result()
 
-    // unhealthy while its daemon does not run
-    const down = await health(boot)
-    assert.notEqual(down.code, 0, 'the health check passed with no daemon running')
+    // unhealthy while its daemon does not run: compose's health check of the bootstrap, the image's of the buyer
+    for (const down of await Promise.all([boot, container('buyer')].map(health))) {
+      assert.notEqual(down.code, 0, `the health check passed with no daemon running: ${down.stdout}`)
+      assert.match(down.stderr, /no running gpumesh daemon for data dir \S+-data/)
+    }
 
     // the nodes first: each waits for the bootstrap peer's id
     const nodeNames = Object.keys(services).filter((n) => service(n).entrypoint?.[0] === 'bootstrap-addr.sh')
@@ -138,20 +140,26 @@ describe('the Docker image run as its own commands, without a container engine (
     await Promise.all(procs.map(async (p) => await p.until('its ready line', READY)))
     for (const p of procs) assert.match(p.stderr, new RegExp(`GPUMESH_BOOTSTRAP=/ip4/127\\.0\\.0\\.1/tcp/${port}/p2p/${info.peerId}`))
 
-    // the image's own health check, as uid 10001, in the buyer and one provider; every node's status through its API
+    // the image's own health check, as uid 10001, in the buyer and one provider, while the providers announce (their API)
     const buyer = nodes[nodeNames.indexOf('buyer')] as Container
     const provider = nodes.find((c) => c.name !== 'buyer') as Container
-    for (const c of [buyer, provider]) {
-      const ok = await health(c)
-      assert.equal(ok.code, 0, ok.stderr)
-      assert.equal((JSON.parse(ok.stdout) as StatusJson).selling, c !== buyer, c.name)
-    }
     const api = async (c: Container): Promise<ApiClient> => await ApiClient.fromDataDir(c.hostPath(image.env.GPUMESH_DATA_DIR as string))
-    const sellers = nodes.filter((c) => c !== buyer)
-    const statuses = await Promise.all(sellers.map(async (c) => await eventually(`${c.name} announced`, async () => {
+    const announced = async (c: Container): Promise<StatusJson> => await eventually(`${c.name} announced`, async () => {
       const s = await (await api(c)).get<StatusJson>('/v1/status')
       return s.capabilityKeys.length > 0 && s.capabilityKeys.every((k) => k.provided) ? s : undefined
-    }, 60_000)))
+    }, 60_000)
+    const [checks, statuses] = await Promise.all([
+      Promise.all([buyer, provider].map(health)),
+      Promise.all(nodes.filter((c) => c !== buyer).map(announced))
+    ])
+    const [buyerStatus, providerStatus] = checks.map((ok) => {
+      assert.equal(ok.code, 0, ok.stderr)
+      return JSON.parse(ok.stdout) as StatusJson
+    }) as [StatusJson, StatusJson]
+    assert.equal(providerStatus.selling, true)
+    // provider.sell = false: the buyer never even looks for GPUs to sell (with it on, detection would say "off (…)")
+    assert.equal(buyerStatus.selling, false)
+    assert.equal(buyerStatus.gpuDetection, 'not run')
     const owner = ownerOf(image)
     const sandboxed = statuses.every((s) => /^sandboxed with \S*bwrap/.test(s.executors.process ?? ''))
     if (!sandboxed) {
