@@ -86,7 +86,10 @@ describe('the Docker image run as its own commands, without a container engine (
   })
 
   it('bootstrap-addr.sh waits BOOTSTRAP_WAIT seconds for the bootstrap peer\'s id, then fails saying why; a bad id or setting fails at once', async () => {
-    const node = container('node1')
+    // its own bootstrap-info volumes, so the network below is not touched: one empty, one with a garbled file
+    const empty = join(tmp, 'empty-info')
+    await mkdir(empty)
+    const node = container('node1', { ...volumes, 'bootstrap-info': empty })
     const gaveUp = await node.spawn(node.argv(), { ...ONE_HOST, BOOTSTRAP_WAIT: '1' }).result()
     assert.equal(gaveUp.code, 1, gaveUp.stderr)
     assert.match(gaveUp.stderr, /waiting up to 1 s for \S+\/bootstrap\.json/)
@@ -94,7 +97,7 @@ describe('the Docker image run as its own commands, without a container engine (
     const bad = await node.spawn(node.argv(), { BOOTSTRAP_WAIT: 'soon' }).result()
     assert.equal(bad.code, 1)
     assert.match(bad.stderr, /BOOTSTRAP_WAIT must be a whole number of seconds, not 'soon'/)
-    // a bootstrap.json without a base58 peer id (its own volume, so the network below does not see it)
+    // a bootstrap.json without a base58 peer id (0, O, I and l are not base58)
     const info = join(tmp, 'bad-info')
     await mkdir(info)
     await writeFile(join(info, 'bootstrap.json'), '{\n  "peerId": "12D3KooW0OIl"\n}\n')
