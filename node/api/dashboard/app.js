@@ -42,10 +42,19 @@ const state = {
   connections: []
 }
 
+/** Routes this daemon answered 404 (a bootstrap peer has no market; an older daemon no /v1/bids): not asked again. */
+const absent = new Set()
+const optional = async (api, path) => {
+  if (absent.has(path)) return undefined
+  const value = await api.get(path)
+  if (value === undefined) absent.add(path)
+  return value
+}
+
 async function loadAll (api) {
   const [status, peers, ledger, market, jobs, bids, metrics] = await Promise.all([
-    api.get('/v1/status'), api.get('/v1/peers'), api.get('/v1/ledger'), api.get('/v1/market'), api.get('/v1/jobs'),
-    api.get('/v1/bids').then((b) => b?.bids), api.get('/metrics')
+    api.get('/v1/status'), api.get('/v1/peers'), optional(api, '/v1/ledger'), optional(api, '/v1/market'), optional(api, '/v1/jobs'),
+    optional(api, '/v1/bids').then((b) => b?.bids), api.get('/metrics')
   ])
   return { status, peers: peers ?? [], ledger, market, jobs, bids, metrics: parseMetrics(metrics) }
 }

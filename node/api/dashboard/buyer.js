@@ -1,6 +1,6 @@
 // The buyer's view: its jobs with their state, the selected job's bids and winner, spend, and a live log.
 import { stepChart } from './chart.js'
-import { h, panel, cards, table, tag, credits, perGpuHour, idCell, clock, short } from './dom.js'
+import { h, panel, cards, table, tag, credits, creditsAxis, perGpuHour, idCell, clock, short } from './dom.js'
 
 /** Cumulative spend over time: each requester ledger entry's latest commitment at its time. */
 export function spendSeries (entries) {
@@ -54,6 +54,6 @@ export function renderBuyer (data, { selected, job, log, select }) {
     ])),
     panel('Jobs', { class: 'wide', id: 'jobs' }, table(['JOB', 'LABEL', 'STATUS', 'BIDS', 'WINNER', 'PAID', 'SUBMITTED'], rows, 'no jobs submitted from this node yet (gpumesh job submit)')),
     jobPanel(job, log),
-    panel('Spend over time', { class: 'wide', id: 'spend' }, stepChart(spendSeries(ledger?.entries ?? []), { title: 'cumulative credits spent (signed payments sent)', format: (y) => (y / 1e6).toFixed(2) }))
+    panel('Spend over time', { class: 'wide', id: 'spend' }, stepChart(spendSeries(ledger?.entries ?? []), { title: 'cumulative credits spent (signed payments sent)', format: creditsAxis, wide: true }))
   ]
 }

@@ -2,24 +2,26 @@
 import { s, h } from './dom.js'
 
 const W = 640
+const WIDE = 1200
 const H = 200
 const PAD = { left: 64, right: 12, top: 10, bottom: 24 }
 
-/** Up to `count` round tick values from 0 to at least `max`. */
-function ticks (max, count = 4) {
+/** Round tick values from 0 up to the first at or above `max` (about `count` steps). */
+export function ticks (max, count = 4) {
   if (!(max > 0)) return [0, 1]
   const raw = max / count
   const step = [1, 2, 2.5, 5, 10].map((m) => m * 10 ** Math.floor(Math.log10(raw))).find((x) => x >= raw) ?? raw
-  const out = []
-  for (let v = 0; v < max + step / 2; v += step) out.push(v)
+  const out = [0]
+  while (out[out.length - 1] < max) out.push(out.length * step)
   return out
 }
 
 /**
- * A step line over time: `points` [{ x: ms, y }] sorted by x; `format(y)` labels the y axis. With fewer
- * than one point it says so instead.
+ * A step line over time: `points` [{ x: ms, y }] sorted by x; `format(y, step)` labels the y axis (`step`: the
+ * tick spacing, for the precision). With no point it says so instead. `wide`: drawn for a full-width panel.
  */
-export function stepChart (points, { title, format = String, empty = 'no data yet' }) {
+export function stepChart (points, { title, format = String, empty = 'no data yet', wide = false }) {
+  const W = wide ? WIDE : 640
   const svg = s('svg', { class: 'chart', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': title })
   if (points.length === 0) {
     svg.append(s('text', { class: 'empty', x: W / 2, y: H / 2, 'text-anchor': 'middle' }, empty))
@@ -29,11 +31,12 @@ export function stepChart (points, { title, format = String, empty = 'no data ye
   const x1 = Math.max(points[points.length - 1].x, x0 + 1000)
   const yTicks = ticks(Math.max(...points.map((p) => p.y)))
   const yMax = yTicks[yTicks.length - 1] || 1
+  const step = yTicks[1] ?? 1
   const px = (x) => PAD.left + (x - x0) / (x1 - x0) * (W - PAD.left - PAD.right)
   const py = (y) => H - PAD.bottom - y / yMax * (H - PAD.top - PAD.bottom)
   for (const t of yTicks) {
     svg.append(s('line', { class: 'grid', x1: PAD.left, x2: W - PAD.right, y1: py(t), y2: py(t) }))
-    svg.append(s('text', { x: PAD.left - 6, y: py(t) + 4, 'text-anchor': 'end' }, format(t)))
+    svg.append(s('text', { x: PAD.left - 6, y: py(t) + 4, 'text-anchor': 'end' }, format(t, step)))
   }
   svg.append(s('line', { class: 'axis', x1: PAD.left, x2: W - PAD.right, y1: py(0), y2: py(0) }))
   for (const [x, anchor] of [[x0, 'start'], [x1, 'end']]) {
@@ -45,7 +48,7 @@ export function stepChart (points, { title, format = String, empty = 'no data ye
   svg.append(s('path', { class: 'area', d: `${d}V${py(0)}Z` }))
   svg.append(s('path', { class: 'line', d }))
   for (const p of points) {
-    svg.append(s('circle', { class: 'dot', cx: px(p.x), cy: py(p.y), r: 3 }, s('title', {}, `${new Date(p.x).toISOString()}: ${format(p.y)}`)))
+    svg.append(s('circle', { class: 'dot', cx: px(p.x), cy: py(p.y), r: 3 }, s('title', {}, `${new Date(p.x).toISOString()}: ${format(p.y, step / 100)}`)))
   }
   return h('figure', {}, svg, h('figcaption', {}, title))
 }

@@ -29,6 +29,15 @@ export function credits (micros) {
   return `${Math.abs(c) >= 0.01 || c === 0 ? c.toFixed(2) : c.toFixed(6)} cr`
 }
 
+/** Micros as credits for a chart axis whose ticks are `step` micros apart: as many decimals as the step needs. */
+export function creditsAxis (micros, step) {
+  const decimals = Math.min(6, Math.max(2, Math.ceil(-Math.log10(step / 1e6))))
+  return (micros / 1e6).toFixed(decimals)
+}
+
+/** GPU-seconds, as GPU-s below six minutes, else GPU-h. */
+export const gpuTime = (sec) => sec < 360 ? `${sec.toFixed(0)} GPU-s` : `${(sec / 3600).toFixed(2)} GPU-h`
+
 /** A price in micros per GPU-hour. */
 export const perGpuHour = (micros) => `${credits(micros)}/GPU-h`
 

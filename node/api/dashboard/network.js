@@ -42,7 +42,7 @@ export function renderNetwork (data, now, history) {
         ['RPCs dropped', String(dropped.reduce((n, [, v]) => n + v, 0)), 'before validation']
       ]),
       table(['REFUSED FOR', 'COUNT'], rejected.slice(0, 8).map(([k, v]) => [k, String(v)]), 'nothing refused')),
-    panel('Connections over time', { class: 'wide', id: 'connections' }, stepChart(history, { title: 'open connections (sampled while this page is open)' })),
+    panel('Connections over time', { class: 'wide', id: 'connections' }, stepChart(history, { title: 'open connections (sampled while this page is open)', wide: true })),
     panel('Peers', { class: 'wide', id: 'peers' },
       table(['PEER', 'DIRECTION', 'ADDRESS', 'OPEN FOR'], peers.map((p) => [idCell(p.peerId), p.direction, p.addresses[0] ?? '', p.openedAt !== undefined ? duration(now - p.openedAt) : '–']), 'no connected peers'))
   ]

@@ -1,6 +1,6 @@
 // The provider's view: earnings, fill rate of offered GPU-hours, bids won and lost, offers and jobs, track record.
 import { stepChart, stackBar, meter } from './chart.js'
-import { h, panel, cards, table, tag, credits, perGpuHour, idCell, clock, duration } from './dom.js'
+import { h, panel, cards, table, tag, credits, creditsAxis, gpuTime, perGpuHour, idCell, clock, duration } from './dom.js'
 
 /** Cumulative earnings over time: each provider ledger entry's latest commitment at its time. */
 export function earningsSeries (entries) {
@@ -63,13 +63,13 @@ export function renderProvider (data, now) {
     panel('Selling', { class: 'wide', id: 'selling' },
       cards([
         ['earned', credits(ledger?.earned ?? 0)],
-        ['fill rate of offered GPU-hours', `${(fill.rate * 100).toFixed(fill.rate < 0.1 ? 2 : 1)} %`, `${(fill.sold / 3600).toFixed(3)} of ${(fill.offered / 3600).toFixed(2)} GPU-h since start`],
+        ['fill rate of offered GPU-hours', `${(fill.rate * 100).toFixed(fill.rate < 0.1 ? 2 : 1)} %`, `${gpuTime(fill.sold)} sold of ${gpuTime(fill.offered)} since start`],
         ['bids out', String(market.offers), `${market.pending} waiting to be sent`],
-        ['jobs running', String(running), `${market.jobs.length} awarded in all`],
+        ['jobs running', String(running), `${market.jobs.length} awarded, not ended`],
         ['paid in full', String(market.completed)]
       ]),
       status.selling ? null : h('p', { class: 'muted' }, 'Not selling: this node has no capability ad (started with --no-sell, or no GPU).')),
-    panel('Earnings over time', { id: 'earnings' }, stepChart(earningsSeries(entries), { title: 'cumulative credits earned (signed payments received)', format: (y) => (y / 1e6).toFixed(2) })),
+    panel('Earnings over time', { id: 'earnings' }, stepChart(earningsSeries(entries), { title: 'cumulative credits earned (signed payments received)', format: creditsAxis })),
     panel('Fill rate', { id: 'fill' }, meter(fill.rate, { title: `${(fill.rate * 100).toFixed(2)} % of ${status.gpus.length} GPU${status.gpus.length === 1 ? '' : 's'} × ${duration(now - status.startedAt)} sold` })),
     bidsPanel(bids, market),
     panel('Current offers and jobs', { class: 'wide', id: 'provider-jobs' },
