@@ -175,6 +175,7 @@ export class Market {
       scheduler,
       log: loggers.forComponent('provider'),
       ...(metrics !== undefined ? { metrics } : {}),
+      seenBid: (job, bid) => market?.audit.bid(job, bid),
       minRequesterTrust: config.provider.minRequesterTrust
     })
     const convictions = new Convictions({
@@ -333,7 +334,8 @@ export class Market {
         if (results === undefined) throw new ApiError(404, 'NOT_WATCHED', `this node did not see job ${id(query)} on gossip`)
         return results
       },
-      '/v1/market': async () => this.provider.status()
+      '/v1/market': async () => this.provider.status(),
+      '/v1/bids': async () => ({ bids: this.provider.recentBids() })
     }
   }
 

@@ -23,6 +23,7 @@ import { InvalidEvidenceError, type Evidence } from '../../protocol/trust/reputa
 import type { RefusedRequester } from '../../protocol/market/provider-agent.js'
 import type { RequesterView } from '../../protocol/market/requester-view.js'
 import { ReputationSaver } from './reputation-saver.js'
+import { BidLog, type BidLogEntry } from './bid-log.js'
 import type { Logger } from '../logger.js'
 import type { ExecChannel, ExecFrame } from '../services/exec.js'
 import { sealBid } from './provider-messages.js'
@@ -71,6 +72,8 @@ export class ProviderMarket {
   private readonly budget: RequesterBudget
   private readonly saver: ReputationSaver
   private readonly jobs: ProviderJobs
+  /** Recent bids and their outcomes (`GET /v1/bids`). */
+  private readonly bids: BidLog
   private readonly scheduler: Scheduler
   private ad: SealedMessage<'capability-ad'> | undefined
   private wakeAt: number | undefined
@@ -90,6 +93,7 @@ export class ProviderMarket {
       log: options.log,
       name: 'view of requesters'
     })
+    this.bids = new BidLog({ ...(options.seenBid !== undefined ? { seenBid: options.seenBid } : {}) })
     this.jobs = new ProviderJobs(options, this.scheduler, (event) => { this.drive(event) }, (bid) => this.agent.offer(bid))
   }
 
@@ -178,6 +182,7 @@ export class ProviderMarket {
       case 'send-bid': return this.sendBid(effect)
       case 'refuse-award': return context.channel === undefined ? undefined : this.refuse(context.channel, effect.reason, effect.message)
       case 'award-taken': {
+        this.bids.won(effect.bid)
         const offer = this.jobs.offers.get(effect.bid)
         const award = context.message as OpenedMessage<'award'> | undefined
         if (offer === undefined || award === undefined || context.channel === undefined) return
@@ -207,6 +212,9 @@ export class ProviderMarket {
       }
       case 'wake': return this.wake(effect.at)
       case 'note': return this.log[effect.level](effect.message, effect.fields)
+      case 'offer-ended':
+        this.bids.ended(effect.bid, effect.status, effect.reason)
+        return this.jobs.onEffect(effect)
       default: return this.jobs.onEffect(effect)
     }
   }
@@ -258,6 +266,7 @@ export class ProviderMarket {
 
   /** An award seen on gossip: a lost bid's GPUs come free (protocol/README §5.6, "Reservations"). */
   onAwardSeen (award: OpenedMessage<'award'>): void {
+    this.bids.awardSeen(award)
     if (this.agent.heldBids > 0) this.drive({ type: 'award-seen', now: this.now(), award: { id: award.cid.toString(), signer: award.signer, payload: award.payload } })
   }
 
@@ -276,6 +285,7 @@ export class ProviderMarket {
       ;(offer.pinned ??= []).push(cid)
     }
     this.jobs.add(offer)
+    this.bids.sent(request, bid, now)
     this.drive({ type: 'bid-sealed', now, job: effect.job, round: effect.round, bid: bid.cid.toString(), payload: bid.payload })
     void this.options.gossip.publish(bid, jobTopics(request.payload.placement)).catch((err: unknown) => {
       this.log.warn('publishing a bid failed', { job: effect.job, error: err })
@@ -412,6 +422,11 @@ export class ProviderMarket {
       ended: { ...this.agent.ended },
       refused: this.agent.refusedRequesters()
     }
+  }
+
+  /** This node's recent bids and what became of them, newest first (`GET /v1/bids`). */
+  recentBids (): BidLogEntry[] {
+    return this.bids.list()
   }
 
   /** Stop bidding, abort every run, clear every timer, drop every stream. */
