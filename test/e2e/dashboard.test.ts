@@ -22,13 +22,15 @@ describe('the browser dashboard: real daemons, headless Chromium', function () {
   this.timeout(90_000)
   let root: string
   let provider: DaemonProcess
+  let pricey: DaemonProcess
   let buyer: DaemonProcess
   let browser: Browser | undefined
   let providerId: string
+  let priceyId: string
   const pageErrors: string[] = []
 
   const submit = async (label: string, say: string): Promise<string> => {
-    const r = await buyer.cli(['job', 'submit', '--label', label, '--gpus', '1', '--max-price', '2', '--bid-window', '1s', '--max-runtime', '60s', '--', '/bin/sh', '-c', `echo ${say}`])
+    const r = await buyer.cli(['job', 'submit', '--label', label, '--gpus', '1', '--max-price', '2', '--bid-window', '2s', '--max-runtime', '60s', '--', '/bin/sh', '-c', `echo ${say}`])
     assert.equal(r.code, 0, r.stderr)
     return r.stdout.trim()
   }
@@ -68,12 +70,14 @@ describe('the browser dashboard: real daemons, headless Chromium', function () {
     const bootstrap = await DaemonProcess.start(['bootstrap', ...LOCAL_FLAGS, '--log-level', 'warn'], join(root, 'bootstrap'))
     const addr = bootstrap.addresses()[0] as string
     const node = ['node', 'start', ...LOCAL_FLAGS, '--log-level', 'warn', '--bootstrap', addr]
-    ;[provider, buyer, browser] = await Promise.all([
-      DaemonProcess.start([...node, '--declare-gpu', 'NVIDIA L40S:46068x1', '--region', 'us-east', '--price-floor', '0.8', '--no-detect-gpus'], join(root, 'provider')),
+    const seller = ['--region', 'us-east', '--no-detect-gpus', '--declare-gpu', 'NVIDIA L40S:46068x1']
+    ;[provider, pricey, buyer, browser] = await Promise.all([
+      DaemonProcess.start([...node, ...seller, '--price-floor', '0.8'], join(root, 'provider')),
+      DaemonProcess.start([...node, ...seller, '--price-floor', '1.5'], join(root, 'pricey')),
       DaemonProcess.start([...node, '--no-sell'], join(root, 'buyer')),
       chromium.launch({ executablePath: CHROMIUM, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] })
     ])
-    providerId = (await waitUntilAnnounced(provider)).peerId
+    ;[providerId, priceyId] = await Promise.all([provider, pricey].map(async (p) => (await waitUntilAnnounced(p)).peerId)) as [string, string]
   })
 
   beforeEach(() => { pageErrors.length = 0 })
@@ -176,7 +180,7 @@ describe('the browser dashboard: real daemons, headless Chromium', function () {
     assert.deepEqual(pageErrors, [])
   })
 
-  it('the provider\'s page: its earnings, offers and the jobs it ran', async () => {
+  it('the providers\' pages: earnings, fill rate, track record, and bids won and lost with the reason', async () => {
     const page = await open(await loginLink(provider))
     await page.waitForSelector('body[data-state="live"]')
     assert.equal(await page.getAttribute('body', 'data-view'), 'provider', 'a selling node opens on its provider view')
@@ -185,7 +189,21 @@ describe('the browser dashboard: real daemons, headless Chromium', function () {
     assert.doesNotMatch(await page.textContent('#selling') ?? '', /0\.00 cr\s*earned/)
     assert.match(await page.textContent('#reputation') ?? '', /2\s*awards settled/)
     assert.match(await page.textContent('#fill') ?? '', /% of 1 GPU/)
+    // its bids (GET /v1/bids): both won
+    await page.locator('#bids tbody tr').nth(1).waitFor()
+    assert.match(await page.textContent('#bids') ?? '', /won 2/)
+    assert.match(await page.textContent('#bids') ?? '', /no bid lost/)
     await shot(page, 'provider')
+
+    // the pricier provider lost both, on price, to the cheaper one
+    const other = await open(await loginLink(pricey))
+    await other.locator('#bids tbody tr').nth(1).waitFor()
+    const bids = await other.textContent('#bids') ?? ''
+    assert.match(bids, /lost 2/)
+    assert.match(bids, /lost on: price 2/)
+    assert.equal(await other.locator('#bids tbody tr', { hasText: providerId.slice(-6) }).count(), 2, bids)
+    assert.doesNotMatch(bids, new RegExp(priceyId.slice(-6)))
+    assert.match(await other.textContent('#selling') ?? '', /0\.00 cr\s*earned/)
     assert.deepEqual(pageErrors, [])
   })
 })

@@ -27,12 +27,15 @@ const OUTCOMES = ['won', 'lost', 'declined', 'withdrawn', 'pending']
 function bidsPanel (bids, market) {
   if (bids !== undefined) {
     const counts = Object.fromEntries(OUTCOMES.map((o) => [o, bids.filter((b) => b.outcome === o).length]))
-    const recent = [...bids].sort((a, b) => b.at - a.at).slice(0, 30)
+    const reasons = {}
+    for (const b of bids) if (b.outcome === 'lost') reasons[b.reason ?? 'unexplained'] = (reasons[b.reason ?? 'unexplained'] ?? 0) + 1
+    const recent = [...bids].sort((a, b) => Date.parse(b.at) - Date.parse(a.at)).slice(0, 30)
     return panel('Bids won and lost', { class: 'wide', id: 'bids' },
-      stackBar(counts, { title: `${bids.length} bid${bids.length === 1 ? '' : 's'} by outcome` }),
-      table(['TIME', 'JOB', 'PRICE', 'GPUS', 'OUTCOME', 'REASON', 'WINNER'], recent.map((b) => [
-        clock(b.at), idCell(b.job), perGpuHour(b.pricePerGpuHour), String(b.gpus), tag(b.outcome), h('td', { class: 'wrap' }, b.reason ?? ''), b.winner !== undefined ? idCell(b.winner) : ''
-      ]), 'no bids yet'))
+      stackBar(counts, { title: `the last ${bids.length} bid${bids.length === 1 ? '' : 's'} by outcome` }),
+      h('p', { class: 'muted' }, Object.keys(reasons).length === 0 ? 'no bid lost' : `lost on: ${Object.entries(reasons).map(([r, n]) => `${r} ${n}`).join(', ')}`),
+      table(['SENT', 'JOB', 'ASK', 'GPUS', 'OUTCOME', 'REASON', 'WINNER'], recent.map((b) => [
+        clock(Date.parse(b.at)), idCell(b.job), perGpuHour(b.pricePerGpuHour), String(b.gpus), tag(b.outcome), h('td', { class: 'wrap' }, b.reason ?? ''), b.winner !== undefined ? idCell(b.winner) : ''
+      ]), 'no bids sent since this daemon started'))
   }
   // without /v1/bids: the offers that ended, by final status (no per-bid reasons)
   const ended = market?.ended ?? {}
