@@ -54,10 +54,12 @@ describe('the browser dashboard: real daemons, headless Chromium', function () {
     await page.goto(url)
     return page
   }
-  const shot = async (page: Page, name: string): Promise<void> => {
+  /** Save the page (or one of its panels, `selector`) as docs' dashboard-<name>.png, under `npm run docs:screenshots`. */
+  const shot = async (page: Page, name: string, selector?: string): Promise<void> => {
     if (SCREENSHOTS === undefined) return
     await mkdir(SCREENSHOTS, { recursive: true })
-    await page.screenshot({ path: join(SCREENSHOTS, `dashboard-${name}.png`), fullPage: true })
+    const path = join(SCREENSHOTS, `dashboard-${name}.png`)
+    await (selector !== undefined ? page.locator(selector).screenshot({ path }) : page.screenshot({ path, fullPage: true }))
   }
 
   before(async function () {
@@ -204,6 +206,7 @@ describe('the browser dashboard: real daemons, headless Chromium', function () {
     assert.equal(await other.locator('#bids tbody tr', { hasText: providerId.slice(-6) }).count(), 2, bids)
     assert.doesNotMatch(bids, new RegExp(priceyId.slice(-6)))
     assert.match(await other.textContent('#selling') ?? '', /0\.00 cr\s*earned/)
+    await shot(other, 'provider-lost-bids', '#bids')
     assert.deepEqual(pageErrors, [])
   })
 })
