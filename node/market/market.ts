@@ -212,7 +212,7 @@ export class Market {
           request = openRoundRequest(round, this.options.now())
         } catch (err) {
           if (!(err instanceof MessageRejectedError)) throw err
-          this.options.metrics?.messagesRejected.inc({ kind: 'auction-round', reason: err.reason })
+          this.options.metrics?.messagesRejected.inc({ kind: 'auction-round', reason: err.reason, via: 'gossip' })
           return
         }
         this.provider.onJob(request, { round: round.payload.round, attempt: round.payload.attempt, excluded: round.payload.excluded, opensAt: round.payload.issuedAt })

@@ -76,6 +76,8 @@ export interface Offer {
    */
   pinned?: CID[]
   result?: StoredResult
+  /** The cumulative of the last payment counted in gpumesh_market_earned_microcredits_total. */
+  earned?: number
   log: LogBuffer
   /** Log bytes sent on the stream so far, and the requester's credit (send below it only). */
   logSent: number

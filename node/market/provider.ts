@@ -24,6 +24,7 @@ import type { RefusedRequester } from '../../protocol/market/provider-agent.js'
 import type { RequesterView } from '../../protocol/market/requester-view.js'
 import { ReputationSaver } from './reputation-saver.js'
 import { BidLog, type BidLogEntry } from './bid-log.js'
+import { messageKindOf } from './message-kind.js'
 import type { Logger } from '../logger.js'
 import type { ExecChannel, ExecFrame } from '../services/exec.js'
 import { sealBid } from './provider-messages.js'
@@ -61,6 +62,22 @@ export interface ProviderMarketStatus {
   refused: RefusedRequester[]
 }
 
+/**
+ * The agent's notes that say it did not bid on a job (provider-agent.ts), and the reason each counts
+ * under in gpumesh_market_bids_declined_total; `not bidding` carries the bid policy's DeclineReason.
+ * The agent has no effect for a job it passes over (the simulator does not need one), so the shell
+ * reads its notes: a note renamed there shows in test/integration/market-metrics.test.ts.
+ */
+const NOT_BIDDING: Readonly<Record<string, string>> = {
+  'excluded from the round': 'EXCLUDED',
+  'not bidding on a job this node preempted': 'PREEMPTED_HERE',
+  'the bid window has closed': 'WINDOW_CLOSED',
+  'the bid window closed during the delay': 'WINDOW_CLOSED',
+  'refusing a requester': 'LOW_TRUST',
+  'not bidding: this node no longer sells': 'NOT_SELLING',
+  'staying silent: enough better bids seen': 'DAMPED'
+}
+
 /** What the effects of the event being handled refer to: the exec stream and the message it came with. */
 interface Context { channel?: ExecChannel, message?: OpenedMessage<'award' | 'payment' | 'job-cancel'> }
 
@@ -93,7 +110,21 @@ export class ProviderMarket {
       log: options.log,
       name: 'view of requesters'
     })
-    this.bids = new BidLog({ ...(options.seenBid !== undefined ? { seenBid: options.seenBid } : {}) })
+    const metrics = options.metrics
+    this.bids = new BidLog({
+      ...(options.seenBid !== undefined ? { seenBid: options.seenBid } : {}),
+      onDecided: (outcome, reason) => {
+        if (outcome === 'won') metrics?.awardsWon.inc()
+        else metrics?.awardsLost.inc({ reason: reason ?? 'unknown' })
+      }
+    })
+    if (metrics !== undefined) {
+      metrics.jobStates.provider = () => {
+        const counts: Record<string, number> = {}
+        for (const o of this.agent.offers()) counts[o.state.status] = (counts[o.state.status] ?? 0) + 1
+        return counts
+      }
+    }
     this.jobs = new ProviderJobs(options, this.scheduler, (event) => { this.drive(event) }, (bid) => this.agent.offer(bid))
   }
 
@@ -119,6 +150,8 @@ export class ProviderMarket {
         return undefined
       })
       if (offer === undefined || offer.award === undefined) continue
+      // paid before the restart: not earned again in this process's counters
+      offer.earned = record.machine.paid.cumulative
       const bid = offer.bid.cid.toString()
       this.jobs.offers.set(bid, offer)
       this.drive({
@@ -201,6 +234,7 @@ export class ProviderMarket {
       }
       case 'frame-accepted': {
         const offer = this.jobs.offers.get(effect.bid)
+        if (offer !== undefined && context.message?.kind === 'payment') this.earned(offer, (context.message as OpenedMessage<'payment'>).payload.cumulative)
         if (offer !== undefined && context.message !== undefined) this.jobs.keepEnvelope(offer, context.message, effect.ref)
         return
       }
@@ -211,7 +245,11 @@ export class ProviderMarket {
         return this.dropFrame(effect.job, effect.kind, effect.reason, effect.message)
       }
       case 'wake': return this.wake(effect.at)
-      case 'note': return this.log[effect.level](effect.message, effect.fields)
+      case 'note': {
+        const declined = effect.message === 'not bidding' ? String(effect.fields.reason) : NOT_BIDDING[effect.message]
+        if (declined !== undefined) this.options.metrics?.bidsDeclined.inc({ reason: declined })
+        return this.log[effect.level](effect.message, effect.fields)
+      }
       case 'offer-ended':
         this.bids.ended(effect.bid, effect.status, effect.reason)
         return this.jobs.onEffect(effect)
@@ -237,9 +275,10 @@ export class ProviderMarket {
 
   /** A job request (round 1) or a re-opened round of one, within this provider's budgets. */
   onJob (request: OpenedMessage<'job-request'>, round?: AuctionRoundInfo): void {
+    this.options.metrics?.jobsSeen.inc({ round: round === undefined ? 'first' : 'reopened' })
     const refusal = this.admitJob(request.signer)
     if (refusal !== undefined) {
-      this.options.metrics?.messagesRejected.inc({ kind: 'job-request', reason: refusal })
+      this.options.metrics?.messagesRejected.inc({ kind: 'job-request', reason: refusal, via: 'gossip' })
       this.log.debug('job request refused', { job: request.cid.toString(), requester: request.signer, reason: refusal })
       return
     }
@@ -286,6 +325,7 @@ export class ProviderMarket {
     }
     this.jobs.add(offer)
     this.bids.sent(request, bid, now)
+    this.options.metrics?.bidsSent.inc()
     this.drive({ type: 'bid-sealed', now, job: effect.job, round: effect.round, bid: bid.cid.toString(), payload: bid.payload })
     void this.options.gossip.publish(bid, jobTopics(request.payload.placement)).catch((err: unknown) => {
       this.log.warn('publishing a bid failed', { job: effect.job, error: err })
@@ -370,7 +410,7 @@ export class ProviderMarket {
   }
 
   private refuse (channel: ExecChannel, reason: string, message: string): void {
-    this.options.metrics?.messagesRejected.inc({ kind: 'exec:award', reason })
+    this.options.metrics?.messagesRejected.inc({ kind: 'award', reason, via: 'exec' })
     this.log.warn('exec stream refused', { peer: channel.remotePeer, reason, error: message })
     channel.abort(new Error(message))
   }
@@ -387,7 +427,7 @@ export class ProviderMarket {
     } catch (err) {
       if (!isRejection(err)) throw err
       if (offer.finalized) return
-      return this.dropFrame(idOf(offer), 'exec', err.reason, err.message)
+      return this.dropFrame(idOf(offer), messageKindOf(frame.bytes), err.reason, err.message)
     }
     const now = this.now()
     const context = { channel, message }
@@ -396,8 +436,16 @@ export class ProviderMarket {
   }
 
   private dropFrame (job: string, kind: string, reason: string, message: string): void {
-    this.options.metrics?.messagesRejected.inc({ kind: `exec:${kind}`, reason })
+    this.options.metrics?.messagesRejected.inc({ kind, reason, via: 'exec' })
     this.log.warn('exec frame dropped', { job, kind, reason, error: message })
+  }
+
+  /** A payment accepted: its growth over the last one counted is earned (a commitment is cumulative). */
+  private earned (offer: Offer, cumulative: number): void {
+    const grown = cumulative - (offer.earned ?? 0)
+    if (grown <= 0) return
+    offer.earned = cumulative
+    this.options.metrics?.creditsEarned.inc(grown)
   }
 
   // -------------------------------------------------------------------------------------------
