@@ -56,8 +56,15 @@ function trackRecord (entries) {
     h('p', { class: 'muted' }, 'Each peer scores this provider from the signed receipts, payments and failure evidence of these awards (its own first, others\' weighted by trust). The API serves this node\'s record, not each peer\'s score of it.'))
 }
 
+/** Jobs this provider saw and did not bid on, by reason (/metrics gpumesh_market_bids_declined_total), most first. */
+export function skippedJobs (metrics) {
+  const by = {}
+  for (const m of metrics) if (m.name === 'gpumesh_market_bids_declined_total' && m.value > 0) by[m.labels.reason ?? '?'] = (by[m.labels.reason ?? '?'] ?? 0) + m.value
+  return Object.entries(by).sort((a, b) => b[1] - a[1])
+}
+
 export function renderProvider (data, now) {
-  const { status, ledger, market, bids } = data
+  const { status, ledger, market, bids, metrics } = data
   if (market === undefined) return [panel('Provider', { class: 'wide' }, h('p', {}, 'This daemon runs no market (a bootstrap peer): nothing to sell.'))]
   const entries = ledger?.entries ?? []
   const fill = fillRate(status, entries, now)
@@ -80,6 +87,8 @@ export function renderProvider (data, now) {
         idCell(j.job), idCell(j.bid), tag(j.status), String(j.gpus.length), j.price !== undefined ? perGpuHour(j.price) : '–', clock(j.startedAt)
       ]), `no awarded jobs now; ${market.offers} bid${market.offers === 1 ? '' : 's'} out`),
       h('p', { class: 'muted' }, 'A job\'s output streams to its buyer, whose dashboard shows it live.')),
+    panel('Jobs not bid on', { id: 'skipped' },
+      table(['WHY', 'JOBS'], skippedJobs(metrics).map(([reason, n]) => [h('td', { class: 'wrap' }, reason), String(n)]), 'every job seen got a bid (or none was seen)')),
     trackRecord(entries),
     panel('Requesters refused for their score', { id: 'refused' },
       table(['REQUESTER', 'SCORE', 'MIN', 'REASON', 'JOBS'], (market.refused ?? []).map((r) => [idCell(r.requester), r.score.toFixed(3), String(r.min), h('td', { class: 'wrap' }, r.reason), String(r.jobs)]), 'none refused'))

@@ -105,6 +105,12 @@ describe('the dashboard\'s numbers (node/api/dashboard/*.js, run here in Node)',
     assert.equal(creditsAxis(2_500_000, 1_000_000), '2.50')
   })
 
+  it('jobs not bid on: the declined counter summed by reason, most first, zeros left out', async () => {
+    const { skippedJobs } = await dashboardModule('provider.js')
+    const m = (reason: string, value: number): unknown => ({ name: 'gpumesh_market_bids_declined_total', labels: { reason }, value })
+    assert.deepEqual(skippedJobs([m('vram', 1), m('price', 3), m('calendar', 0), { name: 'other', labels: { reason: 'vram' }, value: 9 }, m('vram', 1)]), [['price', 3], ['vram', 2]])
+  })
+
   it('reads Prometheus text: names, labels, values; comments skipped', async () => {
     const { parseMetrics } = await dashboardModule('api.js')
     const text = '# HELP x y\n# TYPE x counter\ngpumesh_dht_provides_total{result="ok"} 3\ngpumesh_connected_peers 2\nweird{a="q\\"x",b="2"} 1.5\n'
