@@ -48,6 +48,8 @@ export interface NodeSpec {
   replicaAddresses?: (peer: string) => readonly string[] | undefined
   /** Which peers this node may connect to (libp2p's connection gater): a test cuts a link with it. */
   connectionGater?: ConnectionGater
+  /** Serve the local HTTP API (on 127.0.0.1, a free port; api.json and api.token in the data dir). Default off. */
+  api?: boolean
 }
 
 export interface NetworkOptions {
@@ -114,7 +116,7 @@ export async function startDaemon (root: string, spec: NodeSpec, options: { role
     bootstrapPeers: [],
     loggers: options.loggers ?? silentLoggers,
     version: 'test',
-    api: false,
+    api: spec.api ?? false,
     peerStore: 'memory' as const,
     ...(spec.market !== undefined ? { market: spec.market } : {}),
     ...(spec.now !== undefined ? { now: spec.now } : {}),

@@ -281,7 +281,8 @@ export class Daemon {
       log: loggers.forComponent('prober'),
       record: (evidence) => { market.requester.onEvidence(evidence) },
       keep: async (result) => { await market.store.putEnvelope(result.cid.toString(), result.bytes) },
-      publish: async (result) => { await market.gossip.publish(result, [EVIDENCE_TOPIC]) }
+      publish: async (result) => { await market.gossip.publish(result, [EVIDENCE_TOPIC]) },
+      metrics: this.metrics
     })
     market.onBidder = (peer, model, closesAt) => { this.prober?.heardBid(peer, model, closesAt) }
     this.prober.start()

@@ -56,6 +56,11 @@ export class AuditLog {
     if (w.awards.length < 16) w.awards.push(award)
   }
 
+  /** A bid on `job` seen on gossip (and still remembered), by CID string. */
+  bid (job: string, bid: string): OpenedMessage<'bid'> | undefined {
+    return this.jobs.get(job)?.bids.get(bid)
+  }
+
   /** Whether this node saw `job`'s request on gossip (and still remembers it). */
   watches (job: string): boolean {
     return this.jobs.get(job)?.request !== undefined

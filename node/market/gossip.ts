@@ -6,6 +6,7 @@
  * expired one is IGNOREd (an honest peer may relay a copy late). Accepted messages reach the market
  * through `onMessage`, once each.
  */
+import { messageKindOf } from './message-kind.js'
 import { TopicValidatorResult, type Message } from '@libp2p/gossipsub'
 import type { PeerId } from '@libp2p/interface'
 import {
@@ -105,8 +106,9 @@ export class MarketGossip {
     this.topics.clear()
   }
 
-  private refused (topic: string, peer: PeerId, reason: string, error: string): void {
-    this.options.metrics?.messagesRejected.inc({ kind: `gossip:${topic.slice(TOPIC_PREFIX.length + 1)}`, reason })
+  /** `kind`: the message's (messageKindOf); the topic is in the debug log, not the label. */
+  private refused (topic: string, kind: string, peer: PeerId, reason: string, error: string): void {
+    this.options.metrics?.messagesRejected.inc({ kind, reason, via: 'gossip' })
     this.options.log.debug('gossip message refused', { topic, from: peer.toString(), reason, error })
   }
 
@@ -116,12 +118,12 @@ export class MarketGossip {
       opened = openMessage(message.data, kinds as readonly GossipKind[], { now: this.options.now(), replay: this.replay })
     } catch (err) {
       if (!(err instanceof MessageRejectedError)) throw err
-      this.refused(topic, peer, err.reason, err.message)
+      this.refused(topic, messageKindOf(message.data), peer, err.reason, err.message)
       return IGNORED.has(err.reason) ? TopicValidatorResult.Ignore : TopicValidatorResult.Reject
     }
     const refusal = this.options.admit?.(opened)
     if (refusal !== undefined) {
-      this.refused(topic, peer, refusal, `${opened.kind} ${opened.cid.toString()} by ${opened.signer}`)
+      this.refused(topic, opened.kind, peer, refusal, `${opened.kind} ${opened.cid.toString()} by ${opened.signer}`)
       return TopicValidatorResult.Ignore
     }
     const from = peer.toString()

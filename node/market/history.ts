@@ -6,6 +6,7 @@
  * proof, the same verifier — with one difference: it is relevant because this node asked about its
  * subject. What the server sent that was not asked for, or that fails §6 or §5.9, is its fault.
  */
+import { messageKindOf } from './message-kind.js'
 import { BoundedCache } from '../../crypto/index.js'
 import {
   MessageRejectedError, RejectReason, openMessage, type OpenedMessage, type SealedMessage
@@ -79,7 +80,7 @@ export class EvidenceHistory {
   async take (bytes: Uint8Array, request: HistoryRequest, from: string): Promise<ServedOutcome> {
     const out = await this.judge(bytes, request)
     if (!out.taken) {
-      this.options.metrics?.messagesRejected.inc({ kind: 'history', reason: out.reason ?? 'unknown' })
+      this.options.metrics?.messagesRejected.inc({ kind: messageKindOf(bytes), reason: out.reason ?? 'unknown', via: 'history' })
       this.options.log.debug('served envelope not taken', { from, reason: out.reason, fault: out.fault })
     }
     return out

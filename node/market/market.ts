@@ -175,6 +175,7 @@ export class Market {
       scheduler,
       log: loggers.forComponent('provider'),
       ...(metrics !== undefined ? { metrics } : {}),
+      seenBid: (job, bid) => market?.audit.bid(job, bid),
       minRequesterTrust: config.provider.minRequesterTrust
     })
     const convictions = new Convictions({
@@ -211,7 +212,7 @@ export class Market {
           request = openRoundRequest(round, this.options.now())
         } catch (err) {
           if (!(err instanceof MessageRejectedError)) throw err
-          this.options.metrics?.messagesRejected.inc({ kind: 'auction-round', reason: err.reason })
+          this.options.metrics?.messagesRejected.inc({ kind: 'auction-round', reason: err.reason, via: 'gossip' })
           return
         }
         this.provider.onJob(request, { round: round.payload.round, attempt: round.payload.attempt, excluded: round.payload.excluded, opensAt: round.payload.issuedAt })
@@ -333,7 +334,8 @@ export class Market {
         if (results === undefined) throw new ApiError(404, 'NOT_WATCHED', `this node did not see job ${id(query)} on gossip`)
         return results
       },
-      '/v1/market': async () => this.provider.status()
+      '/v1/market': async () => this.provider.status(),
+      '/v1/bids': async () => ({ bids: this.provider.recentBids() })
     }
   }
 

@@ -90,10 +90,15 @@ export class ProviderJobs {
       case 'start-job': return this.spawn(offer, this.startJob(offer))
       case 'heartbeat': return this.sendStatus(offer, effect.state, effect.gpuSeconds, effect.seq, effect.message)
       // dated when the agent gave the notice: the work stops `noticeMs` after that, whenever this is signed
-      case 'notify-preemption': return this.sendStatus(offer, 'preempted', effect.gpuSeconds, 0, effect.message, effect.at)
-      case 'send-receipt': return await this.sendReceipt(offer, effect)
+      case 'notify-preemption':
+        this.options.metrics?.preemptions.inc()
+        return this.sendStatus(offer, 'preempted', effect.gpuSeconds, 0, effect.message, effect.at)
+      case 'send-receipt':
+        this.options.metrics?.gpuSecondsSold.inc(effect.gpuSeconds)
+        return await this.sendReceipt(offer, effect)
       case 'stop-work': return offer.work?.abort(new Error(`work stopped: ${effect.reason}`))
       case 'record-failure': {
+        this.options.metrics?.failures.inc({ side: 'provider', kind: effect.reason })
         const report = sealFailureReport(this.options.signer, offer.request.cid, effect, offer.evidence, this.now())
         this.keepEnvelope(offer, report)
         this.log.warn('failure recorded', { job: idOf(offer), subject: effect.subject, reason: effect.reason, detail: effect.detail })

@@ -40,6 +40,8 @@ export interface ProviderMarketOptions {
   metrics?: NodeMetrics
   /** All of a job's inputs together (default DEFAULT_MAX_INPUT_BYTES). */
   maxInputBytes?: number
+  /** A bid seen on gossip (the market's audit log), to explain why a bid of this node lost (bid-log.ts). */
+  seenBid?: (job: string, bid: string) => OpenedMessage<'bid'> | undefined
   /** 0..1: no bids for requesters scoring below this (config `provider.minRequesterTrust`; default DEFAULT_MIN_REQUESTER_TRUST). */
   minRequesterTrust?: number
 }
@@ -74,6 +76,8 @@ export interface Offer {
    */
   pinned?: CID[]
   result?: StoredResult
+  /** The cumulative of the last payment counted in gpumesh_market_earned_microcredits_total. */
+  earned?: number
   log: LogBuffer
   /** Log bytes sent on the stream so far, and the requester's credit (send below it only). */
   logSent: number

@@ -23,6 +23,8 @@ import { InvalidEvidenceError, type Evidence } from '../../protocol/trust/reputa
 import type { RefusedRequester } from '../../protocol/market/provider-agent.js'
 import type { RequesterView } from '../../protocol/market/requester-view.js'
 import { ReputationSaver } from './reputation-saver.js'
+import { BidLog, type BidLogEntry } from './bid-log.js'
+import { messageKindOf } from './message-kind.js'
 import type { Logger } from '../logger.js'
 import type { ExecChannel, ExecFrame } from '../services/exec.js'
 import { sealBid } from './provider-messages.js'
@@ -60,6 +62,22 @@ export interface ProviderMarketStatus {
   refused: RefusedRequester[]
 }
 
+/**
+ * The agent's notes that say it did not bid on a job (provider-agent.ts), and the reason each counts
+ * under in gpumesh_market_bids_declined_total; `not bidding` carries the bid policy's DeclineReason.
+ * The agent has no effect for a job it passes over (the simulator does not need one), so the shell
+ * reads its notes: a note renamed there shows in test/integration/market-metrics.test.ts.
+ */
+const NOT_BIDDING: Readonly<Record<string, string>> = {
+  'excluded from the round': 'EXCLUDED',
+  'not bidding on a job this node preempted': 'PREEMPTED_HERE',
+  'the bid window has closed': 'WINDOW_CLOSED',
+  'the bid window closed during the delay': 'WINDOW_CLOSED',
+  'refusing a requester': 'LOW_TRUST',
+  'not bidding: this node no longer sells': 'NOT_SELLING',
+  'staying silent: enough better bids seen': 'DAMPED'
+}
+
 /** What the effects of the event being handled refer to: the exec stream and the message it came with. */
 interface Context { channel?: ExecChannel, message?: OpenedMessage<'award' | 'payment' | 'job-cancel'> }
 
@@ -71,6 +89,8 @@ export class ProviderMarket {
   private readonly budget: RequesterBudget
   private readonly saver: ReputationSaver
   private readonly jobs: ProviderJobs
+  /** Recent bids and their outcomes (`GET /v1/bids`). */
+  private readonly bids: BidLog
   private readonly scheduler: Scheduler
   private ad: SealedMessage<'capability-ad'> | undefined
   private wakeAt: number | undefined
@@ -90,6 +110,21 @@ export class ProviderMarket {
       log: options.log,
       name: 'view of requesters'
     })
+    const metrics = options.metrics
+    this.bids = new BidLog({
+      ...(options.seenBid !== undefined ? { seenBid: options.seenBid } : {}),
+      onDecided: (outcome, reason) => {
+        if (outcome === 'won') metrics?.awardsWon.inc()
+        else metrics?.awardsLost.inc({ reason: reason ?? 'unknown' })
+      }
+    })
+    if (metrics !== undefined) {
+      metrics.jobStates.provider = () => {
+        const counts: Record<string, number> = {}
+        for (const o of this.agent.offers()) counts[o.state.status] = (counts[o.state.status] ?? 0) + 1
+        return counts
+      }
+    }
     this.jobs = new ProviderJobs(options, this.scheduler, (event) => { this.drive(event) }, (bid) => this.agent.offer(bid))
   }
 
@@ -115,6 +150,8 @@ export class ProviderMarket {
         return undefined
       })
       if (offer === undefined || offer.award === undefined) continue
+      // paid before the restart: not earned again in this process's counters
+      offer.earned = record.machine.paid.cumulative
       const bid = offer.bid.cid.toString()
       this.jobs.offers.set(bid, offer)
       this.drive({
@@ -178,6 +215,7 @@ export class ProviderMarket {
       case 'send-bid': return this.sendBid(effect)
       case 'refuse-award': return context.channel === undefined ? undefined : this.refuse(context.channel, effect.reason, effect.message)
       case 'award-taken': {
+        this.bids.won(effect.bid)
         const offer = this.jobs.offers.get(effect.bid)
         const award = context.message as OpenedMessage<'award'> | undefined
         if (offer === undefined || award === undefined || context.channel === undefined) return
@@ -196,6 +234,7 @@ export class ProviderMarket {
       }
       case 'frame-accepted': {
         const offer = this.jobs.offers.get(effect.bid)
+        if (offer !== undefined && context.message?.kind === 'payment') this.earned(offer, (context.message as OpenedMessage<'payment'>).payload.cumulative)
         if (offer !== undefined && context.message !== undefined) this.jobs.keepEnvelope(offer, context.message, effect.ref)
         return
       }
@@ -206,7 +245,14 @@ export class ProviderMarket {
         return this.dropFrame(effect.job, effect.kind, effect.reason, effect.message)
       }
       case 'wake': return this.wake(effect.at)
-      case 'note': return this.log[effect.level](effect.message, effect.fields)
+      case 'note': {
+        const declined = effect.message === 'not bidding' ? String(effect.fields.reason) : NOT_BIDDING[effect.message]
+        if (declined !== undefined) this.options.metrics?.bidsDeclined.inc({ reason: declined })
+        return this.log[effect.level](effect.message, effect.fields)
+      }
+      case 'offer-ended':
+        this.bids.ended(effect.bid, effect.status, effect.reason)
+        return this.jobs.onEffect(effect)
       default: return this.jobs.onEffect(effect)
     }
   }
@@ -229,9 +275,10 @@ export class ProviderMarket {
 
   /** A job request (round 1) or a re-opened round of one, within this provider's budgets. */
   onJob (request: OpenedMessage<'job-request'>, round?: AuctionRoundInfo): void {
+    this.options.metrics?.jobsSeen.inc({ round: round === undefined ? 'first' : 'reopened' })
     const refusal = this.admitJob(request.signer)
     if (refusal !== undefined) {
-      this.options.metrics?.messagesRejected.inc({ kind: 'job-request', reason: refusal })
+      this.options.metrics?.messagesRejected.inc({ kind: 'job-request', reason: refusal, via: 'gossip' })
       this.log.debug('job request refused', { job: request.cid.toString(), requester: request.signer, reason: refusal })
       return
     }
@@ -258,6 +305,7 @@ export class ProviderMarket {
 
   /** An award seen on gossip: a lost bid's GPUs come free (protocol/README §5.6, "Reservations"). */
   onAwardSeen (award: OpenedMessage<'award'>): void {
+    this.bids.awardSeen(award)
     if (this.agent.heldBids > 0) this.drive({ type: 'award-seen', now: this.now(), award: { id: award.cid.toString(), signer: award.signer, payload: award.payload } })
   }
 
@@ -276,6 +324,8 @@ export class ProviderMarket {
       ;(offer.pinned ??= []).push(cid)
     }
     this.jobs.add(offer)
+    this.bids.sent(request, bid, now)
+    this.options.metrics?.bidsSent.inc()
     this.drive({ type: 'bid-sealed', now, job: effect.job, round: effect.round, bid: bid.cid.toString(), payload: bid.payload })
     void this.options.gossip.publish(bid, jobTopics(request.payload.placement)).catch((err: unknown) => {
       this.log.warn('publishing a bid failed', { job: effect.job, error: err })
@@ -360,7 +410,7 @@ export class ProviderMarket {
   }
 
   private refuse (channel: ExecChannel, reason: string, message: string): void {
-    this.options.metrics?.messagesRejected.inc({ kind: 'exec:award', reason })
+    this.options.metrics?.messagesRejected.inc({ kind: 'award', reason, via: 'exec' })
     this.log.warn('exec stream refused', { peer: channel.remotePeer, reason, error: message })
     channel.abort(new Error(message))
   }
@@ -377,7 +427,7 @@ export class ProviderMarket {
     } catch (err) {
       if (!isRejection(err)) throw err
       if (offer.finalized) return
-      return this.dropFrame(idOf(offer), 'exec', err.reason, err.message)
+      return this.dropFrame(idOf(offer), messageKindOf(frame.bytes), err.reason, err.message)
     }
     const now = this.now()
     const context = { channel, message }
@@ -386,8 +436,16 @@ export class ProviderMarket {
   }
 
   private dropFrame (job: string, kind: string, reason: string, message: string): void {
-    this.options.metrics?.messagesRejected.inc({ kind: `exec:${kind}`, reason })
+    this.options.metrics?.messagesRejected.inc({ kind, reason, via: 'exec' })
     this.log.warn('exec frame dropped', { job, kind, reason, error: message })
+  }
+
+  /** A payment accepted: its growth over the last one counted is earned (a commitment is cumulative). */
+  private earned (offer: Offer, cumulative: number): void {
+    const grown = cumulative - (offer.earned ?? 0)
+    if (grown <= 0) return
+    offer.earned = cumulative
+    this.options.metrics?.creditsEarned.inc(grown)
   }
 
   // -------------------------------------------------------------------------------------------
@@ -412,6 +470,11 @@ export class ProviderMarket {
       ended: { ...this.agent.ended },
       refused: this.agent.refusedRequesters()
     }
+  }
+
+  /** This node's recent bids and what became of them, newest first (`GET /v1/bids`). */
+  recentBids (): BidLogEntry[] {
+    return this.bids.list()
   }
 
   /** Stop bidding, abort every run, clear every timer, drop every stream. */

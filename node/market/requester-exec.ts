@@ -4,6 +4,7 @@
  * the agent), pace the log with credit and write it out, and tell the agent when the stream ends
  * before the receipt.
  */
+import { messageKindOf } from './message-kind.js'
 import { appendFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { peerIdFromString } from '@libp2p/peer-id'
@@ -118,7 +119,7 @@ function onProviderMessage (shell: RequesterShell, active: ActiveJob, attempt: A
     message = openMessage(bytes, ['award-response', 'job-status', 'receipt'], { now })
   } catch (err) {
     if (!(err instanceof MessageRejectedError)) throw err
-    shell.options.metrics?.messagesRejected.inc({ kind: 'exec', reason: err.reason })
+    shell.options.metrics?.messagesRejected.inc({ kind: messageKindOf(bytes), reason: err.reason, via: 'exec' })
     shell.options.log.warn('bad message on the exec stream', { job: active.id, error: err.message })
     return
   }

@@ -50,6 +50,8 @@ export interface Attempt {
   award: SealedMessage<'award'>
   provider: string
   price: number
+  /** The cumulative of the last payment counted in gpumesh_market_spent_microcredits_total. */
+  spent?: number
   channel?: ExecChannel
   /** The exec stream being opened and the award sent on it; undefined when it cannot be reached. */
   opened?: Promise<ExecChannel | undefined>

@@ -18,6 +18,11 @@ export async function pay (shell: RequesterShell, active: ActiveJob, effect: Eff
   const attempt = active.attempts.get(awardKey(effect.attempt, effect.payee))
   if (attempt === undefined) throw new Error(`no award for attempt ${effect.attempt} to ${effect.payee}`)
   attempt.paySeq++
+  const grown = effect.cumulative - (attempt.spent ?? 0)
+  if (grown > 0) {
+    shell.options.metrics?.creditsSpent.inc(grown)
+    attempt.spent = effect.cumulative
+  }
   const payment = sealPayment(signer, active.request, attempt.award, attempt.paySeq, effect, now)
   attempt.evidence['last-payment'] = payment.bytes
   await store.putEnvelope(payment.cid.toString(), payment.bytes)
@@ -77,6 +82,7 @@ export async function endAward (shell: RequesterShell, active: ActiveJob, effect
 export async function recordFailure (shell: RequesterShell, active: ActiveJob, effect: Effect<'record-failure'>): Promise<void> {
   const attempt = active.attempts.get(awardKey(effect.attempt, effect.subject))
   const now = shell.scheduler.now()
+  shell.options.metrics?.failures.inc({ side: 'requester', kind: effect.reason })
   const report = sealFailureReport(shell.options.signer, active.request, effect, effect.evidence.map((ref) => attempt?.evidence[ref]), now)
   await shell.options.store.putEnvelope(report.cid.toString(), report.bytes)
   const channel = attempt?.channel

@@ -42,6 +42,8 @@ export async function restoreAttempt (shell: RequesterShell, active: ActiveJob):
     price: engagement.price,
     evidence: { award: award.bytes },
     paySeq: entry?.seq ?? 0,
+    // paid before the restart: not spent again in this process's counters
+    ...(entry !== undefined ? { spent: entry.cumulative } : {}),
     logReceived: received,
     logBytes: received,
     logCredit: received + LOG_WINDOW,

@@ -48,6 +48,13 @@ export class RequesterMarket implements RequesterShell {
     const params = options.params ?? defaultMarketParams
     this.scheduler = options.scheduler ?? createRealScheduler(options.now)
     this.agent = new RequesterAgent(options.signer.peerId, params, options.trust ?? {})
+    if (options.metrics !== undefined) {
+      options.metrics.jobStates.requester = () => {
+        const counts: Record<string, number> = {}
+        for (const a of this.jobs.values()) counts[a.record.state.status] = (counts[a.record.state.status] ?? 0) + 1
+        return counts
+      }
+    }
     this.reputationSaver = new ReputationSaver({
       view: this.agent.reputation,
       put: async (snapshot) => { await options.store.putReputation(snapshot) },
@@ -418,6 +425,8 @@ export class RequesterMarket implements RequesterShell {
   /** Seal the award the agent decided, keep it, tell the agent, gossip it, grant the inputs, open the stream. */
   private async sendAward (active: ActiveJob, effect: Extract<RequesterAgentEffect, { type: 'send-award' }>, now: number): Promise<void> {
     const award = sealAward(this.options.signer, effect.fields, now)
+    // the auction's time to award: the job's first award, from its request (re-auctions are failures' business)
+    if (effect.attempt === 1) this.options.metrics?.auctionSeconds.observe(Math.max(0, now - active.request.payload.issuedAt) / 1000)
     const attempt: Attempt = {
       number: effect.attempt, award, provider: effect.provider, price: effect.price, evidence: { award: award.bytes },
       paySeq: 0, logReceived: 0, logBytes: 0, logCredit: LOG_WINDOW, grants: new Set([LOG_WINDOW])

@@ -132,7 +132,7 @@ export class CapabilityService implements Startable {
       }
       if (isFrameLengthError(err)) {
         count('rejected')
-        this.init.metrics?.messagesRejected.inc({ kind: 'capability-ad', reason: RejectReason.TOO_LARGE })
+        this.init.metrics?.messagesRejected.inc({ kind: 'capability-ad', reason: RejectReason.TOO_LARGE, via: 'capability' })
         throw new CapabilityFetchError('BAD_RESPONSE', id, `ad larger than ${MAX_AD_BYTES} bytes`, RejectReason.TOO_LARGE)
       }
       count('unreachable')
@@ -155,7 +155,7 @@ export class CapabilityService implements Startable {
     } catch (err) {
       if (!(err instanceof MessageRejectedError)) throw err
       count('rejected')
-      this.init.metrics?.messagesRejected.inc({ kind: 'capability-ad', reason: err.reason })
+      this.init.metrics?.messagesRejected.inc({ kind: 'capability-ad', reason: err.reason, via: 'capability' })
       throw new CapabilityFetchError('BAD_RESPONSE', peer, err.message, err.reason)
     }
     if (opened.signer !== peer) {

@@ -7,6 +7,7 @@
  * answer the ping is signed `unreachable` (a `ping` result with ok false: its uptime); one that refuses
  * (its own rate limit) signs nothing and is tried again later. `gpumesh probe` runs one by hand.
  */
+import type { NodeMetrics } from '../metrics.js'
 import type { Startable } from '@libp2p/interface'
 import { peerIdFromString } from '@libp2p/peer-id'
 import type { Signer } from '../../crypto/index.js'
@@ -83,6 +84,8 @@ export interface ProberOptions {
   publish: (result: SealedMessage<'probe-result'>) => Promise<void>
   /** Jitter draws in [0, 1) (Math.random by default). */
   random?: () => number
+  /** gpumesh_probe_results_total, by reading. */
+  metrics?: Pick<NodeMetrics, 'probeResults'>
 }
 
 export class Prober implements Startable {
@@ -219,6 +222,7 @@ export class Prober implements Startable {
     }
     this.schedule.done(peer, now(), 'probed', this.jitter())
     const summary = summarize(outcome.result, claim, reason)
+    this.options.metrics?.probeResults.inc({ reading: summary.reading })
     this.last.delete(peer)
     this.last.set(peer, summary)
     for (const old of this.last.keys()) {

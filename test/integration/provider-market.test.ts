@@ -372,7 +372,7 @@ describe('the provider market (two bare nodes, the requester played by hand)', f
       metrics
     })
     const refusals = async (): Promise<number> => (await metrics.registry.getSingleMetric('gpumesh_messages_rejected_total')?.get())?.values
-      .filter((v) => v.labels.kind === 'exec:award' && v.labels.reason === 'NO_AWARD').reduce((n, v) => n + v.value, 0) ?? 0
+      .filter((v) => v.labels.kind === 'award' && v.labels.via === 'exec' && v.labels.reason === 'NO_AWARD').reduce((n, v) => n + v.value, 0) ?? 0
     const before = await refusals()
     provider.services.exec.onChannel = (channel) => { timed.handleChannel(channel) }
     try {
