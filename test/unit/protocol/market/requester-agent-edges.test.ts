@@ -228,37 +228,40 @@ describe('the requester agent at its edges', () => {
       assert.equal(d.state?.state.status, 'running')
     })
 
-    it('right outputs this node could not store fail the job here, pay the receipt, and count as the provider\'s success', () => {
+    /** Provider 1 ran 10 s and sent its receipt: the outputs are awaited. */
+    function receiptIn (): Driver {
       const d = awarded(1)
       d.from(1, { type: 'award-response', decision: 'accept' })
       d.from(1, { type: 'job-status', seq: 1, state: 'running', gpuSeconds: 0 })
       d.runTo(d.now + 10_000)
       d.from(1, { type: 'receipt', exitCode: 0, gpuSeconds: 10, forThisRequester: true })
-      d.from(1, { type: 'outputs-unsaved', detail: 'cannot store the outputs in /x: ENOSPC' })
-      assert.equal(d.state?.state.status, 'failed')
-      assert.equal(d.state?.state.reason, 'outputs-unsaved: cannot store the outputs in /x: ENOSPC')
+      return d
+    }
+    /** One final payment for more than nothing went out. */
+    function paidOnceInFull (d: Driver): void {
       const pays = d.of('pay')
       assert.equal(pays.length, 1)
       assert.equal(pays[0]?.final, true)
       assert.ok((pays[0]?.cumulative ?? 0) > 0)
+    }
+
+    it('right outputs this node could not store fail the job here, pay the receipt, and count as the provider\'s success', () => {
+      const d = receiptIn()
+      d.from(1, { type: 'outputs-unsaved', detail: 'cannot store the outputs in /x: ENOSPC' })
+      assert.equal(d.state?.state.status, 'failed')
+      assert.equal(d.state?.state.reason, 'outputs-unsaved: cannot store the outputs in /x: ENOSPC')
+      paidOnceInFull(d)
       assert.deepEqual(d.of('record-failure'), [])
       assert.deepEqual(d.of('publish-round'), [])
       assert.deepEqual(d.agent.reputation.history(peer(1)), { ok: 1, failed: 0 })
     })
 
     it('verified outputs missing a declared file fail the job (the job\'s own fault) yet pay for the time run', () => {
-      const d = awarded(1)
-      d.from(1, { type: 'award-response', decision: 'accept' })
-      d.from(1, { type: 'job-status', seq: 1, state: 'running', gpuSeconds: 0 })
-      d.runTo(d.now + 10_000)
-      d.from(1, { type: 'receipt', exitCode: 0, gpuSeconds: 10, forThisRequester: true })
+      const d = receiptIn()
       d.from(1, { type: 'outputs-verified', files: 0, missingOutputs: ['out.json', 7 as unknown as string] })
       assert.equal(d.state?.state.status, 'failed')
       assert.match(d.state?.state.reason ?? '', /^missing-output: out\.json/)
-      const pays = d.of('pay')
-      assert.equal(pays.length, 1)
-      assert.equal(pays[0]?.final, true)
-      assert.ok((pays[0]?.cumulative ?? 0) > 0)
+      paidOnceInFull(d)
       assert.deepEqual(d.of('finished').map((f) => f.status), ['failed'])
     })
 
