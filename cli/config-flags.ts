@@ -19,7 +19,7 @@ const FLAGS: FlagSpec[] = [
   { flag: '--reachability <mode>', path: 'nat.reachability', description: 'auto (AutoNAT decides; relay when behind NAT), public or private' },
   { flag: '--dht-mode <mode>', path: 'dht.mode', description: 'server or client' },
   { flag: '--api-port <port>', path: 'api.port', description: 'local API port (0 = any free port)', parse: Number },
-  { flag: '--log-level <level>', path: 'log.level', description: 'trace, debug, info, warn, error or silent' },
+  { flag: '--log-level <spec>', path: 'log.level', description: 'LEVEL[,COMPONENT=LEVEL…]: trace, debug, info (default), warn, error or silent, per component (env GPUMESH_LOG_LEVEL; see below)' },
   { flag: '--log-format <format>', path: 'log.format', description: 'auto, json or pretty' },
   { flag: '--region <region>', path: 'provider.region', description: 'region slug, e.g. eu-west (env GPUMESH_REGION)' },
   { flag: '--country <code>', path: 'provider.country', description: 'ISO 3166-1 alpha-2 country code' },
@@ -37,11 +37,24 @@ function attributeOf (flag: string): string {
   return long.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())
 }
 
+/** Shown after the options of a command that takes --log-level (node/log-levels.ts, node/libp2p-logger.ts). */
+export const LOG_LEVEL_HELP = `
+Log levels (--log-level, GPUMESH_LOG_LEVEL, log.level in config.json):
+  a default level, then COMPONENT=LEVEL overrides; the longest name prefix wins, at ':' boundaries
+  (libp2p:kad-dht covers libp2p:kad-dht:network, not libp2p:kad-dhtx); a trailing :* is the same prefix.
+    --log-level debug                                    gpumesh's components at debug
+    --log-level info,libp2p:kad-dht=debug,gpumesh:market=trace
+    --log-level warn,libp2p=error                        libp2p's errors beside gpumesh's warnings
+  libp2p's components (libp2p:…) write nothing unless named. DEBUG=libp2p:* (libp2p's switch) is read
+  onto the same levels: x:trace → trace, x:error → error, -x → silent, else debug; --log-level wins.
+  JSON lines carry time (ISO 8601, UTC), level, component, msg and fields.`
+
 /** Add the config flags whose setting path is in `only` (a list, or a test); all of them without it. */
 export function addConfigFlags (command: Command, only?: readonly string[] | ((path: string) => boolean)): Command {
   for (const spec of FLAGS) {
     if (only !== undefined && !(typeof only === 'function' ? only(spec.path) : only.includes(spec.path))) continue
     command.option(spec.flag, spec.description)
+    if (spec.path === 'log.level') command.addHelpText('after', LOG_LEVEL_HELP)
   }
   return command
 }

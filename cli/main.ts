@@ -125,6 +125,13 @@ export function buildProgram (scenarios?: string): Command {
     .option('--json', 'print JSON')
     .action(async (_opts, command: Command) => { await ledgerCommand(command) })
 
+  program.command('dashboard')
+    .description('print the running daemon\'s dashboard login link and open it in a browser')
+    .option(...DATA_DIR)
+    .option('--no-open', 'only print the link')
+    .option('--json', 'print { url, opened } as JSON (opens nothing)')
+    .action(async (_opts, command: Command) => { await (await import('./dashboard-command.js')).dashboardCommand(command) })
+
   program.command('repair')
     .description('move a damaged database aside (kept) and rebuild it from the journal of every record written; refuses while a daemon runs')
     .option(...DATA_DIR)

@@ -29,6 +29,7 @@ import { findProviders, type FindResult } from './discovery.js'
 import { setupExecutors, type ExecutorSetup } from './executors/setup.js'
 import { RelaySlots, type RelaySlotsStatus } from './relay-slots.js'
 import { GpuDetectionError, detectGpus, toGpuInfo, type GpuDetection } from './gpu/nvidia-smi.js'
+import { libp2pLogger } from './libp2p-logger.js'
 import { buildLibp2p, type BuildOptions, type GpumeshLibp2p, type Role } from './libp2p.js'
 import type { ReachabilityStatus } from './services/reachability.js'
 import type { Logger, LoggerFactory } from './logger.js'
@@ -169,6 +170,8 @@ export class Daemon {
         ...(datastore !== undefined ? { datastore } : {}),
         metrics,
         log: options.loggers.forComponent('gossip'),
+        // libp2p's own lines through the same sink, at the levels the spec gives libp2p:* (node/libp2p-logger.ts)
+        logger: libp2pLogger(options.loggers),
         now: options.now,
         ...options.libp2p
       })

@@ -24,7 +24,7 @@ import { EVIDENCE_TOPIC, PROTOCOLS, gossipMessageId, providerTopics } from '../p
 import type { Config } from './config/schema.js'
 import { GOSSIP_MAX_RPC_BYTES, countDroppedRpcs } from './gossip-limits.js'
 import { autoNAT } from './autonat.js'
-import { libp2pLogger } from './libp2p-logger.js'
+import { SILENT_LIBP2P_LOGGER } from './libp2p-logger.js'
 import { silentLoggers, type Logger } from './logger.js'
 import type { NodeMetrics } from './metrics.js'
 import { GOSSIP_SCORE_THRESHOLDS, gossipScoreParams } from './peer-score.js'
@@ -69,6 +69,7 @@ export interface BuildOptions {
   metrics?: NodeMetrics
   /** Where gossipsub's refused RPCs are logged (gossip-limits.ts); silent without. */
   log?: Logger
+  /** libp2p's component logger (node/libp2p-logger.ts); silent without. */
   logger?: ComponentLogger
   now?: () => number
   /** In-process tests: memory transport, plaintext encryption, peers dialled directly. */
@@ -160,8 +161,8 @@ export async function buildLibp2p (options: BuildOptions): Promise<GpumeshLibp2p
     ...(options.datastore !== undefined ? { datastore: options.datastore } : {}),
     ...(options.connectionGater !== undefined ? { connectionGater: options.connectionGater } : {}),
     ...libp2pMetrics(options.metrics, config.metrics.libp2p),
-    // libp2p's debug logs cost CPU per stream even when off: silent unless DEBUG names something (node/libp2p-logger.ts)
-    ...withLogger(options.logger ?? libp2pLogger(process.env.DEBUG)),
+    // libp2p asks for a logger per connection and stream: without one from the daemon, a shared no-op (node/libp2p-logger.ts)
+    logger: options.logger ?? SILENT_LIBP2P_LOGGER,
     services: services as any
   })
   const built = node as unknown as GpumeshLibp2p
@@ -180,8 +181,4 @@ export async function buildLibp2p (options: BuildOptions): Promise<GpumeshLibp2p
 function libp2pMetrics (metrics: NodeMetrics | undefined, on: boolean): { metrics?: ReturnType<typeof prometheusMetrics> } {
   if (metrics === undefined || !on) return {}
   return { metrics: prometheusMetrics({ registry: metrics.registry, collectDefaultMetrics: false }) }
-}
-
-function withLogger (logger: ComponentLogger | undefined): { logger?: ComponentLogger } {
-  return logger !== undefined ? { logger } : {}
 }

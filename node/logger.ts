@@ -1,10 +1,13 @@
 /**
- * Structured, levelled logs, one logger per component (`gpumesh:dht`, `gpumesh:api`, …). JSON lines
- * for machines, a compact line for people on a terminal. Logs go to stderr, so stdout stays free for
- * command output.
+ * Structured, levelled logs, one logger per component (`gpumesh:dht`, `gpumesh:api`, …), each at the
+ * level the spec gives it (node/log-levels.ts: `info,gpumesh:market=trace`). JSON lines for machines
+ * (`time` in ISO 8601, UTC), a compact line for people on a terminal. Logs go to stderr, so stdout stays
+ * free for command output. libp2p's component loggers write through the same factory
+ * (node/libp2p-logger.ts).
  */
-export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'silent'
-const RANK: Record<LogLevel, number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, silent: 100 }
+import { LEVEL_RANK, levelOf, levelSpec, type LogLevel, type LogLevelSpec } from './log-levels.js'
+
+export type { LogLevel, LogLevelSpec } from './log-levels.js'
 
 export type LogFields = Record<string, unknown>
 
@@ -20,7 +23,12 @@ export interface Logger {
 export interface LogSink { write (line: string): void }
 
 export interface LoggerFactory {
+  /** A logger for `name`, put under `gpumesh:` unless it starts with gpumesh. */
   forComponent (name: string): Logger
+  /** The levels this factory writes at, for bridges that resolve a component's level themselves. */
+  readonly spec: LogLevelSpec
+  /** Write one line for a full component name, whatever its level (the caller has checked it). */
+  write (component: string, level: LogLevel, msg: string, fields?: LogFields): void
 }
 
 function plainValue (value: unknown): unknown {
@@ -30,13 +38,21 @@ function plainValue (value: unknown): unknown {
   return value
 }
 
-export function createLoggerFactory (options: { level: LogLevel, format: 'json' | 'pretty', sink?: LogSink, now?: () => number }): LoggerFactory {
+export interface LoggerFactoryOptions {
+  /** One level for every component, or a spec with per-component levels. */
+  level: LogLevel | LogLevelSpec
+  format: 'json' | 'pretty'
+  sink?: LogSink
+  /** Epoch ms. */
+  now?: () => number
+}
+
+export function createLoggerFactory (options: LoggerFactoryOptions): LoggerFactory {
   const sink = options.sink ?? process.stderr
   const now = options.now ?? Date.now
-  const threshold = RANK[options.level]
-  const emit = (component: string, level: LogLevel, msg: string, fields?: LogFields): void => {
-    if (RANK[level] < threshold) return
-    const time = now()
+  const spec = typeof options.level === 'string' ? levelSpec(options.level) : options.level
+  const write = (component: string, level: LogLevel, msg: string, fields?: LogFields): void => {
+    const time = new Date(now()).toISOString()
     if (options.format === 'json') {
       const record: Record<string, unknown> = { time, level, component, msg }
       for (const [k, v] of Object.entries(fields ?? {})) record[k] = plainValue(v)
@@ -47,19 +63,24 @@ export function createLoggerFactory (options: { level: LogLevel, format: 'json' 
       const value = plainValue(v)
       return `${k}=${typeof value === 'string' ? value : JSON.stringify(value)}`
     }).join(' ')
-    const clock = new Date(time).toISOString().slice(11, 23)
-    sink.write(`${clock} ${level.toUpperCase().padEnd(5)} ${component} ${msg}${extras === '' ? '' : ` ${extras}`}\n`)
+    sink.write(`${time.slice(11, 23)} ${level.toUpperCase().padEnd(5)} ${component} ${msg}${extras === '' ? '' : ` ${extras}`}\n`)
   }
   return {
+    spec,
+    write,
     forComponent (name: string): Logger {
       const component = name.startsWith('gpumesh') ? name : `gpumesh:${name}`
+      const threshold = LEVEL_RANK[levelOf(spec, component)]
+      const at = (level: LogLevel) => (msg: string, fields?: LogFields): void => {
+        if (LEVEL_RANK[level] >= threshold) write(component, level, msg, fields)
+      }
       return {
-        trace: (msg, fields) => { emit(component, 'trace', msg, fields) },
-        debug: (msg, fields) => { emit(component, 'debug', msg, fields) },
-        info: (msg, fields) => { emit(component, 'info', msg, fields) },
-        warn: (msg, fields) => { emit(component, 'warn', msg, fields) },
-        error: (msg, fields) => { emit(component, 'error', msg, fields) },
-        enabled: (level) => RANK[level] >= threshold
+        trace: at('trace'),
+        debug: at('debug'),
+        info: at('info'),
+        warn: at('warn'),
+        error: at('error'),
+        enabled: (level) => LEVEL_RANK[level] >= threshold
       }
     }
   }

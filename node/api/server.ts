@@ -2,13 +2,15 @@
  * The local HTTP API (DESIGN §9): bound to loopback, every request needs `Authorization: Bearer
  * <token>`. Routes return JSON; /metrics returns Prometheus text. A route's key is `METHOD /path`
  * (`POST /v1/jobs`) or a plain `/path`, which means GET; a request may carry a JSON body of at most
- * 1 MiB (`content-type: application/json`).
+ * 1 MiB (`content-type: application/json`). The dashboard's static files (dashboard-assets.ts) are the
+ * one exception to the token: they hold no data. Every answer carries a strict Content-Security-Policy.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Logger } from '../logger.js'
 import type { NodeMetrics } from '../metrics.js'
 import { tokensEqual } from './credentials.js'
+import { SECURITY_HEADERS, loadDashboard } from './dashboard-assets.js'
 
 export class ApiError extends Error {
   override readonly name = 'ApiError'
@@ -37,8 +39,8 @@ export interface ApiServer {
   close (): Promise<void>
 }
 
-function send (res: ServerResponse, status: number, body: string, type = 'application/json', headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store', ...headers })
+function send (res: ServerResponse, status: number, body: string | Buffer, type = 'application/json', headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store', ...SECURITY_HEADERS, ...headers })
   res.end(body)
 }
 
@@ -88,9 +90,17 @@ function jsonReplacer (this: Record<string, unknown>, key: string, value: unknow
 
 export async function startApiServer (options: ApiServerOptions): Promise<ApiServer> {
   const { metrics, log } = options
+  const dashboard = await loadDashboard()
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     let route = 'unauthorized'
     const done = (status: number): void => { metrics.apiRequests.inc({ route, status: String(status) }) }
+    const asset = req.method === 'GET' ? dashboard.get((req.url ?? '').split(/[?#]/)[0] ?? '') : undefined
+    if (asset !== undefined) {
+      route = '/dashboard'
+      send(res, 200, asset.body, asset.type)
+      done(200)
+      return
+    }
     const auth = req.headers.authorization ?? ''
     const token = auth.startsWith('Bearer ') ? auth.slice(7) : ''
     if (!tokensEqual(token, options.token)) {

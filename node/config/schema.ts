@@ -18,6 +18,7 @@ import { DEFAULT_INPUT_CACHE_MIB } from '../blobs/input-cache.js'
 import { PROVIDE_CONCURRENCY } from '../announcer.js'
 import { NAT_MODES, NAT_RELAY_RELEASE_AFTER_MS, NAT_VERIFY_GRACE_MS } from '../../protocol/nat/reachability.js'
 import { PROBE_BURST, PROBE_INTERVAL_MIN_MS, PROBE_INTERVAL_MS, PROBE_JITTER, PROBE_PER_HOUR } from '../../protocol/trust/probe-schedule.js'
+import { DEFAULT_LOG_LEVEL, LogLevelSpecError, parseLogLevelSpec } from '../log-levels.js'
 
 const multiaddrString = z.string().refine((s) => {
   try {
@@ -121,7 +122,18 @@ const marketSection = z.record(z.string(), z.unknown()).transform((init, ctx) =>
   return issues.length > 0 || params === undefined ? z.NEVER : params
 })
 
-export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'silent'] as const
+/**
+ * `log.level`: a level, or per-component levels (node/log-levels.ts). Kept as the string the user wrote,
+ * so a resolved config written back (gpumesh init) reads the same; a bad spec is an issue naming its entry.
+ */
+const logLevelSpec = z.string().superRefine((text, ctx) => {
+  try {
+    parseLogLevelSpec(text)
+  } catch (err) {
+    if (!(err instanceof LogLevelSpecError)) throw err
+    ctx.addIssue({ code: 'custom', message: err.message, input: text })
+  }
+})
 
 export const configSchema = z.strictObject({
   /** Multiaddrs to listen on. Port 0 picks a free port. */
@@ -201,7 +213,8 @@ export const configSchema = z.strictObject({
     port: z.int().min(0).max(65_535).default(0)
   }).prefault({}),
   log: z.strictObject({
-    level: z.enum(LOG_LEVELS).default('info'),
+    /** e.g. info, or info,libp2p:kad-dht=debug,gpumesh:market=trace (node/log-levels.ts) */
+    level: logLevelSpec.default(DEFAULT_LOG_LEVEL),
     /** auto: pretty on a terminal, JSON lines otherwise. */
     format: z.enum(['auto', 'json', 'pretty']).default('auto')
   }).prefault({}),

@@ -193,6 +193,8 @@ export class DockerExecutor implements Executor {
     const onAbort = (): void => { stop('cancelled') }
     const timer = setTimeout(() => { stop('timeout') }, Math.max(0, timeoutMs))
     options.signal?.addEventListener('abort', onAbort, { once: true })
+    // aborted while the run was prepared: the event has fired already
+    if (options.signal?.aborted === true) onAbort()
     child.stdout.on('data', (data: Buffer) => { options.onEvent?.({ type: 'log', stream: 'stdout', data: new Uint8Array(data) }) })
     child.stderr.on('data', (data: Buffer) => {
       stderrTail = (stderrTail + data.toString('utf8')).slice(-STDERR_TAIL_BYTES)

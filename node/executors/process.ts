@@ -351,13 +351,15 @@ export class ProcessExecutor implements Executor {
       let child: ChildProcess
       let settled = false
       let exited = false
+      /** The process-group record's removal: the run ends after it, so nothing writes to the data dir later. */
+      let forgotten: Promise<void> | undefined
       const timers: NodeJS.Timeout[] = []
       const finish = (result: Omit<ExecutionResult, 'outputs' | 'startedAt'>): void => {
         if (settled) return
         settled = true
         for (const t of timers) clearTimeout(t)
         options.signal?.removeEventListener('abort', onAbort)
-        resolve(result)
+        void (forgotten ?? Promise.resolve()).then(() => { resolve(result) })
       }
       /** Signals the whole process group (falls back to the child when the group is gone). */
       const kill = (sig: NodeJS.Signals): void => {
@@ -371,6 +373,11 @@ export class ProcessExecutor implements Executor {
         timers.push(setTimeout(() => kill('SIGKILL'), this.killGraceMs))
       }
       const onAbort = (): void => stop('cancelled')
+      // aborted while the work dir and the command were prepared: the abort event has fired already
+      if (options.signal?.aborted === true) {
+        finish({ exitCode: -1, reason: 'cancelled', detail: 'cancelled before start', endedAt: Date.now() })
+        return
+      }
       try {
         child = spawn(file, args, {
           cwd: workDir, env: prepared.env, shell: false, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
@@ -389,9 +396,9 @@ export class ProcessExecutor implements Executor {
       // the run is over once its first process exits: what it left in its group (a background child)
       // goes with it, and the record with them
       const forget = (): void => {
-        if (pid === undefined) return
+        if (pid === undefined || forgotten !== undefined) return
         try { process.kill(-pid, 'SIGKILL') } catch {}
-        void recorded?.then(async () => { await this.registry?.remove(pid) }).catch(() => {})
+        forgotten = recorded?.then(async () => { await this.registry?.remove(pid) }).catch(() => {})
       }
       for (const stream of ['stdout', 'stderr'] as const) {
         child[stream]?.on('data', (data: Buffer) => {

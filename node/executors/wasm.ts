@@ -169,6 +169,8 @@ async function runWorker (data: WasmWorkerData, timeoutMs: number, signal: Abort
     const onAbort = (): void => { finish({ type: 'stopped', reason: 'cancelled' }, true) }
     const timer = setTimeout(() => { finish({ type: 'stopped', reason: 'timeout' }, true) }, Math.max(0, timeoutMs))
     signal?.addEventListener('abort', onAbort, { once: true })
+    // aborted while the run was prepared: the event has fired already
+    if (signal?.aborted === true) onAbort()
     worker.once('message', (reply: WasmWorkerReply) => { finish(reply, false) })
     worker.once('error', (err) => { finish({ type: 'crashed', message: err.message }, true) })
     worker.once('exit', (code) => {

@@ -29,8 +29,11 @@ export const DEFAULT_MAX_INPUT_BYTES = 256 * 1024 * 1024
  * agent keeps the ended offer for a late payment for `endedRetentionMs`, which must be and is longer).
  */
 const LINGER_MS = 30_000
-/** How long stop() waits for the records to be written: the daemon's shutdown, not a market decision. */
-const STOP_WAIT_MS = 2_000
+/**
+ * How long stop() waits for the records to be written and the aborted runs to end (the process executor's
+ * kill grace is 2 s): the daemon's shutdown, not a market decision.
+ */
+const STOP_WAIT_MS = 5_000
 
 type Feed = (event: ProviderAgentEvent) => void
 type Lookup = (bid: string) => ProviderOfferView | undefined
@@ -39,6 +42,8 @@ type Ended = Extract<ProviderAgentEffect, { type: 'offer-updated' | 'offer-ended
 export class ProviderJobs {
   /** Offers by bid CID: from the bid until the job has ended and its stream is gone. */
   readonly offers = new Map<string, Offer>()
+  /** Input fetches and runs under way: stop() waits for them, so nothing writes to the data dir after it. */
+  private readonly running = new Set<Promise<void>>()
   private stopped = false
 
   constructor (
@@ -322,7 +327,9 @@ export class ProviderJobs {
   }
 
   private spawn (offer: Offer, work: Promise<void>): void {
-    work.catch((err: unknown) => { this.log.error('provider job work failed', { job: idOf(offer), error: err }) })
+    const tracked = work.catch((err: unknown) => { this.log.error('provider job work failed', { job: idOf(offer), error: err }) })
+    this.running.add(tracked)
+    void tracked.finally(() => this.running.delete(tracked))
   }
 
   /** Keep a signed envelope in the store (and, when named, as evidence for a failure report). */
@@ -360,12 +367,14 @@ export class ProviderJobs {
     const offers = [...this.offers.values()]
     for (const offer of offers) {
       offer.linger?.()
-      offer.work?.abort(new Error('the provider is stopping'))
+      // made here when there is none yet, so a fetch or a start still queued sees it aborted and never begins
+      ;(offer.work ??= new AbortController()).abort(new Error('the provider is stopping'))
       offer.channel?.abort(new Error('the provider is stopping'))
     }
     let cancel: Cancel | undefined
+    // an aborted run ends within the executor's kill grace (SIGTERM, then SIGKILL) and cleans its work dir
     await Promise.race([
-      Promise.allSettled(offers.map(async (o) => { await o.queue; await o.saving })),
+      Promise.allSettled([...offers.map(async (o) => { await o.queue; await o.saving }), ...this.running]),
       new Promise<void>((resolve) => { cancel = this.scheduler.at(this.now() + STOP_WAIT_MS, resolve) })
     ])
     cancel?.()

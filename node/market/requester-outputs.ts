@@ -2,7 +2,8 @@
  * The outputs of a receipt (protocol/README §5.7): fetched from the provider on the agent's
  * `fetch-outputs`, every CID recomputed (the blob protocol hash-checks each file), written only as a
  * fully verified set, and the log's tail completed from the receipt's log blob. The agent hears
- * `outputs-verified` or `outputs-mismatch`; it decides what they mean.
+ * `outputs-verified`, `outputs-mismatch` or (right outputs this node could not write) `outputs-unsaved`;
+ * it decides what they mean.
  */
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
@@ -27,11 +28,12 @@ export async function fetchAndVerify (shell: RequesterShell, active: ActiveJob, 
   const r = receipt.payload
   // a replicated job keeps each replica's set apart (`outputs-<attempt>-<provider>`); the comparison picks the result (keepMatchedOutputs)
   const replicated = active.request.payload.verification.mode !== 'none'
-  const detail = await fetchWithRetries(shell, active, attempt, async () => {
+  const failed = await fetchWithRetries(shell, active, attempt, async () => {
     attempt.outputs = await fetchOutputs(shell, active, attempt, r.outputs, replicated ? `outputs-${attempt.number}-${attempt.provider}` : 'outputs')
     if (!replicated || active.record.outputs === undefined) active.record.outputs = attempt.outputs
   })
-  if (detail === null) return // the award no longer waits for these outputs (or this node stops)
+  if (failed === null) return // the award no longer waits for these outputs (or this node stops)
+  const detail = failed?.detail
   if (detail === undefined) await completeLog(shell, active, attempt, r.logs)
   const produced = new Set((attempt.outputs ?? []).map((o) => o.path))
   const missingOutputs = detail === undefined ? [...new Set(active.request.payload.workload.outputs)].filter((p) => !produced.has(p)) : []
@@ -39,24 +41,36 @@ export async function fetchAndVerify (shell: RequesterShell, active: ActiveJob, 
   const base = { now: shell.scheduler.now(), job: active.id, attempt: attempt.number, provider: attempt.provider }
   shell.dispatch(active, detail === undefined
     ? { type: 'outputs-verified', ...base, files: active.record.outputs?.length ?? 0, ...(missingOutputs.length > 0 ? { missingOutputs } : {}) }
-    : { type: 'outputs-mismatch', ...base, detail })
+    : failed?.failure === 'local'
+      ? { type: 'outputs-unsaved', ...base, detail }
+      : { type: 'outputs-mismatch', ...base, detail })
 }
 
 /** Blob fetch failures that say the provider was not reached or did not serve, not that it served wrong bytes. */
 const UNREACHED: ReadonlySet<BlobFetchErrorCode> = new Set(['UNREACHABLE', 'CLOSED_EARLY', 'TIMEOUT', 'UNAVAILABLE'])
 
+/** Outputs fetched and checked that this node could not write under its data dir (its disk, not the provider). */
+export class OutputStoreError extends Error {
+  readonly code = 'OUTPUT_STORE'
+  constructor (readonly path: string, cause: unknown) {
+    super(`cannot store the outputs in ${path}: ${(cause as Error).message}`, { cause })
+    this.name = 'OutputStoreError'
+  }
+}
+
 /** What a failed output fetch says (protocol/market/output-fetch.ts), from its error's type and code. */
 export function outputFetchFailure (err: unknown): OutputFetchFailure {
+  if (err instanceof OutputStoreError) return 'local'
   return err instanceof BlobFetchError && UNREACHED.has(err.code) ? 'unreachable' : 'mismatch'
 }
 
 /**
- * Run `fetch` until it succeeds (undefined), fails for good (its error's message), or the award no
- * longer waits for it (null). A provider that could not be reached is tried again with back-off
- * within one lease (nextOutputFetch), its exec stream re-opened first when it went away with it, so
- * the final payment has a stream to go on.
+ * Run `fetch` until it succeeds (undefined), fails for good (its error's message and kind), or the
+ * award no longer waits for it (null). A provider that could not be reached, or a store that failed
+ * here, is tried again with back-off within one lease (nextOutputFetch), the exec stream re-opened
+ * first when it went away, so the final payment has a stream to go on.
  */
-async function fetchWithRetries (shell: RequesterShell, active: ActiveJob, attempt: Attempt, fetch: () => Promise<void>): Promise<string | undefined | null> {
+async function fetchWithRetries (shell: RequesterShell, active: ActiveJob, attempt: Attempt, fetch: () => Promise<void>): Promise<{ detail: string, failure: OutputFetchFailure } | undefined | null> {
   let retries: OutputFetchRetries | undefined
   for (;;) {
     try {
@@ -64,8 +78,9 @@ async function fetchWithRetries (shell: RequesterShell, active: ActiveJob, attem
       return undefined
     } catch (err) {
       const message = (err as Error).message
-      const next = nextOutputFetch(outputFetchFailure(err), retries, shell.scheduler.now(), attempt.award.payload.leaseMs)
-      if (!next.retry) return next.why === 'lease' ? `${message} (and still after one lease of tries)` : message
+      const failure = outputFetchFailure(err)
+      const next = nextOutputFetch(failure, retries, shell.scheduler.now(), attempt.award.payload.leaseMs)
+      if (!next.retry) return { detail: next.why === 'lease' ? `${message} (and still after one lease of tries)` : message, failure }
       retries = next.retries
       shell.options.log.info('output fetch failed: trying again', { job: active.id, provider: attempt.provider, inMs: next.retries.wait, error: message })
       await new Promise<void>((resolve) => { shell.scheduler.at(next.at, resolve) })
@@ -105,15 +120,19 @@ async function fetchOutputs (shell: RequesterShell, active: ActiveJob, attempt: 
   // write only a fully verified set, replacing any earlier attempt's
   const dir = join(shell.jobDir(active.id), dirName)
   const staging = `${dir}.partial`
-  await rm(staging, { recursive: true, force: true })
-  for (const f of files) {
-    const target = join(staging, f.path)
-    await mkdir(dirname(target), { recursive: true, mode: 0o700 })
-    await writeFile(target, f.bytes, { mode: 0o600 })
+  try {
+    await rm(staging, { recursive: true, force: true })
+    for (const f of files) {
+      const target = join(staging, f.path)
+      await mkdir(dirname(target), { recursive: true, mode: 0o700 })
+      await writeFile(target, f.bytes, { mode: 0o600 })
+    }
+    await mkdir(staging, { recursive: true, mode: 0o700 })
+    await rm(dir, { recursive: true, force: true })
+    await rename(staging, dir)
+  } catch (err) {
+    throw new OutputStoreError(dir, err)
   }
-  await mkdir(staging, { recursive: true, mode: 0o700 })
-  await rm(dir, { recursive: true, force: true })
-  await rename(staging, dir)
   return files.map((f) => ({ path: f.path, size: f.size, cid: f.cid.toString(), file: join(dir, f.path) }))
 }
 

@@ -4,8 +4,10 @@
  * answer in time, or it did not offer the blob yet (a provider restarting grants its outputs again
  * only once its market is up) — is tried again with back-off, for one lease from the first such
  * failure; only bytes that do not match what the receipt and manifest name fail the attempt at once
- * (`output-mismatch`), as does a provider still unreachable when that lease has run out. Pure: the
- * caller classifies the failure and passes the time in.
+ * (`output-mismatch`), as does a provider still unreachable when that lease has run out. Outputs this
+ * node fetched and checked but could not store (its own disk) are fetched again the same way, and
+ * when the lease runs out the job fails here without blame (`outputs-unsaved`). Pure: the caller
+ * classifies the failure and passes the time in.
  */
 
 /** First wait before trying a provider again, ms: the exec stream's re-open and the output fetch share it. */
@@ -13,8 +15,12 @@ export const RECONNECT_FIRST_MS = 250
 /** Longest wait between tries, ms (the wait doubles from RECONNECT_FIRST_MS up to this). */
 export const RECONNECT_MAX_MS = 4_000
 
-/** `unreachable`: the provider could not be reached or did not serve (worth another try); `mismatch`: what it served is wrong. */
-export type OutputFetchFailure = 'unreachable' | 'mismatch'
+/**
+ * `unreachable`: the provider could not be reached or did not serve (worth another try); `local`: this
+ * node could not store what it fetched and checked (its own disk; worth another try, never the
+ * provider's fault); `mismatch`: what it served is wrong.
+ */
+export type OutputFetchFailure = 'unreachable' | 'local' | 'mismatch'
 
 /** The retries so far of one receipt's output fetch: when the first failed, and the last wait. */
 export interface OutputFetchRetries {
@@ -33,11 +39,11 @@ export function nextBackoff (wait: number | undefined): number {
 
 /**
  * After a failed fetch at `now`: fetch again at `at`, or give up. A mismatch gives up at once; an
- * unreachable provider is tried again while the next try still falls within `leaseMs` of the first
- * failure (`retries` undefined: this is the first).
+ * unreachable provider, or a local store that failed, is tried again while the next try still falls
+ * within `leaseMs` of the first failure (`retries` undefined: this is the first).
  */
 export function nextOutputFetch (failure: OutputFetchFailure, retries: OutputFetchRetries | undefined, now: number, leaseMs: number): OutputFetchDecision {
-  if (failure !== 'unreachable') return { retry: false, why: 'mismatch' }
+  if (failure === 'mismatch') return { retry: false, why: 'mismatch' }
   const firstFailedAt = retries?.firstFailedAt ?? now
   const wait = nextBackoff(retries?.wait)
   const at = now + wait

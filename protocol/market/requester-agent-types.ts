@@ -56,6 +56,11 @@ export type RequesterAgentEvent =
   | (AttemptEventBase & { type: 'outputs-verified', files: number, missingOutputs?: string[] })
   | (AttemptEventBase & { type: 'outputs-mismatch', detail: string })
   /**
+   * The shell fetched and checked the outputs but could not store them on this node (its own disk:
+   * `detail` says how), still after one lease of tries: the provider delivered; nobody is blamed.
+   */
+  | (AttemptEventBase & { type: 'outputs-unsaved', detail: string })
+  /**
    * The exec stream ended before the receipt: `remote` is the provider's doing, `local` this node's.
    * `resumable`: it merely dropped (reset, connection gone, closed), no frame broken (requester-lifecycle.ts).
    */
@@ -107,7 +112,7 @@ export type RequesterAgentEffect =
    * job's failed attempts (a no-show by a winner that never delivered here does not).
    */
   | { type: 'record-failure', job: string, attempt: number, subject: string, reason: FailureReason, evidence: EvidenceRef[], detail?: string, counted: boolean }
-  /** Fetch the receipt's outputs and verify them; answer `outputs-verified` or `outputs-mismatch`. */
+  /** Fetch the receipt's outputs and verify them; answer `outputs-verified`, `outputs-mismatch` or `outputs-unsaved`. */
   | { type: 'fetch-outputs', job: string, attempt: number, provider: string }
   /**
    * Re-open the exec stream of the award (`attempt`, `provider`) and send the award on it again

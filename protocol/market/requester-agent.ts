@@ -494,6 +494,13 @@ export class RequesterAgent implements ReplicaHost {
         step({ type: 'outputs-verified', now, ...(missing.length > 0 ? { missingOutputs: missing } : {}) })
         return
       }
+      case 'outputs-unsaved':
+        if (run.state.status !== 'verifying') { out.push({ type: 'ignored', job: job.id, reason: `no outputs awaited while ${run.state.status}` }); return }
+        // the provider served what its receipt named: a success for it, whatever this node's disk did
+        this.record(provider, true, now)
+        out.push(note(job, 'outputs', `outputs verified but not stored on this node: ${e.detail}`, provider))
+        step({ type: 'outputs-unsaved', now, detail: e.detail })
+        return
       case 'outputs-mismatch':
         if (run.state.status !== 'verifying') { out.push({ type: 'ignored', job: job.id, reason: `no outputs awaited while ${run.state.status}` }); return }
         out.push(note(job, 'outputs', `outputs rejected: ${e.detail}`, provider))

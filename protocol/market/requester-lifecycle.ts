@@ -45,8 +45,9 @@
  *   (`fetch-outputs`). The lease no longer runs there: the provider's part is done, and however long
  *   the fetch takes (a large output, a slow link) is not a missing heartbeat. node/ answers with
  *   `outputs-verified` (→ `completed`, then the `verify` step) or `outputs-mismatch` (a failed
- *   attempt against the provider, `output-mismatch`). Billing is fixed by the receipt's arrival,
- *   so the fetch costs the requester nothing either.
+ *   attempt against the provider, `output-mismatch`) or `outputs-unsaved` (right outputs this node
+ *   could not store: the job fails here, the receipt is paid, nobody is blamed). Billing is fixed by
+ *   the receipt's arrival, so the fetch costs the requester nothing either.
  * - A valid receipt whose manifest lacks a declared output is the job's own failure
  *   (`missing-output: <paths>`, given with `outputs-verified`): the receipt is paid like a completed
  *   one, nobody is blamed, nothing is re-auctioned.
@@ -251,6 +252,8 @@ export type RequesterEvent =
   | { type: 'outputs-verified', now: number, missingOutputs?: string[] }
   /** The outputs could not be fetched, or do not match the receipt (`detail` says how). */
   | { type: 'outputs-mismatch', now: number, detail: string }
+  /** The outputs were fetched and checked but this node could not store them (its own disk; `detail` says how). */
+  | { type: 'outputs-unsaved', now: number, detail: string }
   /**
    * The exec stream of the current award failed before the receipt. `remote`: the provider's doing
    * (it broke the framing, overran its log credit, reset or dropped the stream); `local`: this node's
@@ -404,6 +407,7 @@ function handle (s: RequesterJob, e: RequesterEvent, now: number): RequesterTran
     case 'receipt-received': return onReceipt(s, e, now)
     case 'outputs-verified': return onOutputsVerified(s, e.missingOutputs)
     case 'outputs-mismatch': return onOutputsMismatch(s, e.detail, now)
+    case 'outputs-unsaved': return onOutputsUnsaved(s, e.detail)
     case 'verification-done': return onVerification(s, e.ok, now)
     case 'payment-sent': return onPaymentSent(s, e.cumulative)
     case 'cancel': return onCancel(s, now)
@@ -663,6 +667,18 @@ function onOutputsMismatch (s: RequesterJob, detail: unknown, now: number): Requ
   if (s.status !== 'verifying' || s.award === undefined) return ignore(s, `no outputs awaited while ${s.status}`)
   const why = typeof detail === 'string' && detail !== '' ? detail.slice(0, 400) : 'the outputs do not match the receipt'
   return failAttempt(s, now, 'output-mismatch', ['award', 'receipt'], why)
+}
+
+/**
+ * Right outputs that this node could not keep (its disk, not the provider): the job failed here, and
+ * the provider, which delivered, is paid for the receipt as for a completed job and blamed for nothing.
+ */
+function onOutputsUnsaved (s: RequesterJob, detail: unknown): RequesterTransition {
+  const award = s.award
+  if (s.status !== 'verifying' || award?.receipt === undefined) return ignore(s, `no outputs awaited while ${s.status}`)
+  const why = typeof detail === 'string' && detail !== '' ? detail.slice(0, 400) : 'unknown error'
+  const due = finalPayment(award, s.config)
+  return { state: end({ ...s, award: { ...award, due, committed: due.cumulative } }, 'failed', `outputs-unsaved: ${why}`), effects: [due] }
 }
 
 function onVerification (s: RequesterJob, ok: boolean, now: number): RequesterTransition {

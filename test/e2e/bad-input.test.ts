@@ -36,6 +36,12 @@ describe('the daemon and CLI on bad input (separate processes)', function () {
     assert.match(result.stderr, /log\.level: .*\(from GPUMESH_LOG_LEVEL\)/)
   })
 
+  it('a bad --log-level spec stops the start, naming the entry at fault', async () => {
+    const result = await runCli([...START, '--data-dir', dir, '--log-level', 'info,libp2p:kad-dht=loud'])
+    assert.equal(result.code, 1)
+    assert.match(result.stderr, /log\.level: unknown level "loud" in "libp2p:kad-dht=loud" .*\(from flag --log-level\)/)
+  })
+
   it('a port already in use is a clear error', async () => {
     const blocker = createServer()
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))

@@ -115,6 +115,18 @@ export function executorCompliance (name: string, make: () => Promise<Executor> 
       assert.ok(Date.now() - t0 < 8_000, `took ${Date.now() - t0} ms`)
     })
 
+    check('cancels a run aborted while it is being prepared (before the job starts)', async () => {
+      const ac = new AbortController()
+      const t0 = Date.now()
+      // run() has checked the signal and is preparing the work dir when the abort comes
+      const running = run(request(job.sleepArgv(15_000)), ac.signal)
+      ac.abort()
+      const { result } = await running
+      assert.equal(result.reason, 'cancelled')
+      assert.notEqual(result.exitCode, 0)
+      assert.ok(Date.now() - t0 < 8_000, `took ${Date.now() - t0} ms`)
+    })
+
     check('passes only allow-listed env names', async () => {
       const env = { GPUMESH_TEST_ALLOWED: 'yes', GPUMESH_TEST_BLOCKED: 'no' }
       const allowed = await run(request(job.envArgv('GPUMESH_TEST_ALLOWED'), { env }))

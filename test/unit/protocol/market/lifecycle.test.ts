@@ -366,6 +366,23 @@ describe('job lifecycle (DESIGN §5–§6)', () => {
       assert.equal(stepR(received(), fetched(30_050, [])).state.status, 'completed')
     })
 
+    scripted('right outputs this node could not store fail the job here: the receipt is paid, nobody is blamed, nothing re-runs', () => {
+      const received = stepR(runningRequester(), receipt(30_000, P1, 56)).state
+      const t = stepR(received, { type: 'outputs-unsaved', now: at(30_050), detail: 'cannot store the outputs in /d/outputs: ENOSPC' })
+      assert.deepEqual(t.effects, [pay(P1, 1, 56_000, 1, 56, 'settled')])
+      assert.equal(t.state.status, 'failed')
+      assert.equal(t.state.reason, 'outputs-unsaved: cannot store the outputs in /d/outputs: ENOSPC')
+      assert.deepEqual(t.state.excluded, [])
+      assert.equal(t.state.failures, 0)
+      assert.equal(t.state.award?.committed, 56_000)
+      assert.equal(stepR(received, { type: 'outputs-unsaved', now: at(30_050), detail: '' }).state.reason, 'outputs-unsaved: unknown error')
+      // the payment going out afterwards changes nothing; before the receipt there are no outputs to store
+      assert.equal(stepR(t.state, { type: 'payment-sent', now: at(30_100), cumulative: 56_000 }).state.status, 'failed')
+      const early = stepR(runningRequester(), { type: 'outputs-unsaved', now: at(20_000), detail: 'x' })
+      assert.equal(early.state.status, 'running')
+      assert.equal(early.effects[0]?.type, 'ignored')
+    })
+
     scripted('an exec stream the provider broke ends the attempt at once, blaming it (not at the lease)', () => {
       for (const s of [runningRequester(), playR(startRequesterJob(INIT, at(0)).state, [bid(100, 'b1', P1), tick(1000), closed(1000, 'b1', P1)]).state]) {
         const t = stepR(s, { type: 'stream-failed', now: at(5_000), provider: P1, fault: 'remote', detail: 'bad exec frame' })
@@ -1006,6 +1023,7 @@ const requesterEvent: fc.Arbitrary<Timeless<RequesterEvent>> = fc.oneof(
     .map((r) => ({ type: 'receipt-received' as const, ...r })) },
   { weight: 2, arbitrary: fc.option(fc.array(fc.string(), { maxLength: 3 }), { nil: undefined }).map((m) => ({ type: 'outputs-verified' as const, ...(m !== undefined ? { missingOutputs: m } : {}) })) },
   { weight: 1, arbitrary: fc.string({ maxLength: 600 }).map((detail) => ({ type: 'outputs-mismatch' as const, detail })) },
+  { weight: 1, arbitrary: fc.string({ maxLength: 600 }).map((detail) => ({ type: 'outputs-unsaved' as const, detail })) },
   { weight: 2, arbitrary: fc.boolean().map((ok) => ({ type: 'verification-done' as const, ok })) },
   { weight: 2, arbitrary: fc.nat(1_000_000).map((cumulative) => ({ type: 'payment-sent' as const, cumulative })) },
   { weight: 1, arbitrary: fc.constant({ type: 'cancel' as const }) },
@@ -1185,7 +1203,7 @@ function pick<T extends string> (weights: ReadonlyArray<readonly [T, number]>, k
 
 const REQUESTER_MIX = [
   ['bid-received', 48], ['bidding-closed', 32], ['award-accepted', 40], ['award-declined', 3], ['heartbeat', 100], ['tick', 80],
-  ['receipt-received', 32], ['outputs-verified', 32], ['outputs-mismatch', 3], ['verification-done', 32], ['payment-sent', 32], ['cancel', 2], ['preempted-notice', 3], ['stream-failed', 2]
+  ['receipt-received', 32], ['outputs-verified', 32], ['outputs-mismatch', 3], ['outputs-unsaved', 2], ['verification-done', 32], ['payment-sent', 32], ['cancel', 2], ['preempted-notice', 3], ['stream-failed', 2]
 ] as const
 const STATUS_MIX: JobState[] = [...jobStates, ...Array<JobState>(24).fill('running')]
 
@@ -1220,6 +1238,7 @@ function guidedRequesterEvent (s: RequesterJob, c: Choice, i: number, now: numbe
       return { type: 'receipt-received', now, provider, exitCode: c.a % 10 === 0 ? -1 : 0, gpuSeconds: c.b % 100_000, outputsValid: c.a % 5 !== 0 }
     case 'outputs-verified': return { type: 'outputs-verified', now, ...(c.b % 9 === 0 ? { missingOutputs: ['out.txt'] } : {}) }
     case 'outputs-mismatch': return { type: 'outputs-mismatch', now, detail: 'bad output' }
+    case 'outputs-unsaved': return { type: 'outputs-unsaved', now, detail: 'disk full' }
     case 'verification-done': return { type: 'verification-done', now, ok: c.a % 5 !== 0 }
     case 'payment-sent': return { type: 'payment-sent', now, cumulative: c.fits ? a?.due?.cumulative ?? a?.committed ?? 0 : c.b }
     case 'cancel': return { type: 'cancel', now }

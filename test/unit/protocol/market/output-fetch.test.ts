@@ -36,6 +36,14 @@ describe('output fetch retries', () => {
     assert.deepEqual(nextOutputFetch('unreachable', undefined, 0, 200), { retry: false, why: 'lease' })
   })
 
+  it('a store that failed here is tried again like an unreachable provider, up to one lease (exactly at it: still a try)', () => {
+    const first = nextOutputFetch('local', undefined, 1_000, LEASE)
+    assert.deepEqual(first, { retry: true, at: 1_250, retries: { firstFailedAt: 1_000, wait: 250 } })
+    // the next try falls exactly at the lease's end: allowed; one millisecond later: given up
+    assert.deepEqual(nextOutputFetch('local', { firstFailedAt: 0, wait: 2_000 }, 6_000, LEASE), { retry: true, at: 10_000, retries: { firstFailedAt: 0, wait: 4_000 } })
+    assert.deepEqual(nextOutputFetch('local', { firstFailedAt: 0, wait: 2_000 }, 6_001, LEASE), { retry: false, why: 'lease' })
+  })
+
   it('the back-off alone', () => {
     assert.equal(nextBackoff(undefined), 250)
     assert.equal(nextBackoff(250), 500)

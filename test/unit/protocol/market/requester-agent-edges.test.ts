@@ -215,15 +215,35 @@ describe('the requester agent at its edges', () => {
       assert.equal(d.of('record-failure').length, 0)
     })
 
-    it('outputs-verified or outputs-mismatch before a receipt is ignored, and earns the provider no reputation', () => {
+    it('outputs-verified, -mismatch or -unsaved before a receipt is ignored, and earns the provider no reputation', () => {
       const d = awarded(1)
       d.from(1, { type: 'award-response', decision: 'accept' })
       const v = d.from(1, { type: 'outputs-verified', files: 1 })
       assert.deepEqual(v, [{ type: 'ignored', job: d.id, reason: 'no outputs awaited while running' }])
       const m = d.from(1, { type: 'outputs-mismatch', detail: 'cid differs' })
       assert.deepEqual(m, [{ type: 'ignored', job: d.id, reason: 'no outputs awaited while running' }])
+      const u = d.from(1, { type: 'outputs-unsaved', detail: 'ENOSPC' })
+      assert.deepEqual(u, [{ type: 'ignored', job: d.id, reason: 'no outputs awaited while running' }])
       assert.equal(d.agent.reputation.history(peer(1)), undefined)
       assert.equal(d.state?.state.status, 'running')
+    })
+
+    it('right outputs this node could not store fail the job here, pay the receipt, and count as the provider\'s success', () => {
+      const d = awarded(1)
+      d.from(1, { type: 'award-response', decision: 'accept' })
+      d.from(1, { type: 'job-status', seq: 1, state: 'running', gpuSeconds: 0 })
+      d.runTo(d.now + 10_000)
+      d.from(1, { type: 'receipt', exitCode: 0, gpuSeconds: 10, forThisRequester: true })
+      d.from(1, { type: 'outputs-unsaved', detail: 'cannot store the outputs in /x: ENOSPC' })
+      assert.equal(d.state?.state.status, 'failed')
+      assert.equal(d.state?.state.reason, 'outputs-unsaved: cannot store the outputs in /x: ENOSPC')
+      const pays = d.of('pay')
+      assert.equal(pays.length, 1)
+      assert.equal(pays[0]?.final, true)
+      assert.ok((pays[0]?.cumulative ?? 0) > 0)
+      assert.deepEqual(d.of('record-failure'), [])
+      assert.deepEqual(d.of('publish-round'), [])
+      assert.deepEqual(d.agent.reputation.history(peer(1)), { ok: 1, failed: 0 })
     })
 
     it('verified outputs missing a declared file fail the job (the job\'s own fault) yet pay for the time run', () => {

@@ -1,0 +1,96 @@
+// The provider's view: earnings, fill rate of offered GPU-hours, bids won and lost, offers and jobs, track record.
+import { stepChart, stackBar, meter } from './chart.js'
+import { h, panel, cards, table, tag, credits, creditsAxis, gpuTime, perGpuHour, idCell, clock, duration } from './dom.js'
+
+/** Cumulative earnings over time: each provider ledger entry's latest commitment at its time. */
+export function earningsSeries (entries) {
+  let sum = 0
+  return entries.filter((e) => e.role === 'provider' && e.cumulative > 0)
+    .sort((a, b) => a.updatedAt - b.updatedAt)
+    .map((e) => ({ x: e.updatedAt, y: (sum += e.cumulative) }))
+}
+
+/**
+ * GPU-seconds sold since this daemon started over the GPU-seconds its ad offered in that time (its GPUs ×
+ * the time since start; the availability windows of the ad are not in the status API, so this is the
+ * share of the whole time).
+ */
+export function fillRate (status, entries, now) {
+  const gpus = status.selling ? status.gpus.length : 0
+  const offered = gpus * Math.max(0, now - status.startedAt) / 1000
+  const sold = entries.filter((e) => e.role === 'provider' && e.updatedAt >= status.startedAt).reduce((sum, e) => sum + (e.gpuSeconds ?? 0), 0)
+  return { sold, offered, rate: offered > 0 ? sold / offered : 0 }
+}
+
+const OUTCOMES = ['won', 'lost', 'declined', 'withdrawn', 'pending']
+
+function bidsPanel (bids, market) {
+  if (bids !== undefined) {
+    const counts = Object.fromEntries(OUTCOMES.map((o) => [o, bids.filter((b) => b.outcome === o).length]))
+    const reasons = {}
+    for (const b of bids) if (b.outcome === 'lost') reasons[b.reason ?? 'unexplained'] = (reasons[b.reason ?? 'unexplained'] ?? 0) + 1
+    const recent = [...bids].sort((a, b) => Date.parse(b.at) - Date.parse(a.at)).slice(0, 30)
+    return panel('Bids won and lost', { class: 'wide', id: 'bids' },
+      stackBar(counts, { title: `the last ${bids.length} bid${bids.length === 1 ? '' : 's'} by outcome` }),
+      h('p', { class: 'muted' }, Object.keys(reasons).length === 0 ? 'no bid lost' : `lost on: ${Object.entries(reasons).map(([r, n]) => `${r} ${n}`).join(', ')}`),
+      table(['SENT', 'JOB', 'ASK', 'GPUS', 'OUTCOME', 'REASON', 'WINNER'], recent.map((b) => [
+        clock(Date.parse(b.at)), idCell(b.job), perGpuHour(b.pricePerGpuHour), String(b.gpus), tag(b.outcome), h('td', { class: 'wrap' }, b.reason ?? ''), b.winner !== undefined ? idCell(b.winner) : ''
+      ]), 'no bids sent since this daemon started'))
+  }
+  // without /v1/bids: the offers that ended, by final status (no per-bid reasons)
+  const ended = market?.ended ?? {}
+  return panel('Bids won and lost', { class: 'wide', id: 'bids' },
+    stackBar({ won: ended.settled ?? 0, lost: ended.lost ?? 0, declined: ended.declined ?? 0, other: Object.entries(ended).filter(([k]) => !['settled', 'lost', 'declined'].includes(k)).reduce((n, [, v]) => n + v, 0) }, { title: 'offers that ended, by outcome' }),
+    h('p', { class: 'muted' }, 'Per-bid reasons need the daemon\'s /v1/bids route, which this daemon does not serve.'))
+}
+
+/** Ended provider ledger entries by state: the signed evidence (receipts, payments, failures) peers score it by. */
+function trackRecord (entries) {
+  const mine = entries.filter((e) => e.role === 'provider')
+  const by = {}
+  for (const e of mine) by[e.state] = (by[e.state] ?? 0) + 1
+  const done = (by.settled ?? 0)
+  const bad = (by.failed ?? 0) + (by['stopped-unpaid'] ?? 0) + (by.interrupted ?? 0)
+  return panel('Reputation: the record peers score it by', { id: 'reputation' },
+    cards([['awards settled', String(done)], ['failed or interrupted', String(bad)], ['requesters served', String(new Set(mine.map((e) => e.counterparty)).size)]]),
+    h('p', { class: 'muted' }, 'Each peer scores this provider from the signed receipts, payments and failure evidence of these awards (its own first, others\' weighted by trust). The API serves this node\'s record, not each peer\'s score of it.'))
+}
+
+/** Jobs this provider saw and did not bid on, by reason (/metrics gpumesh_market_bids_declined_total), most first. */
+export function skippedJobs (metrics) {
+  const by = {}
+  for (const m of metrics) if (m.name === 'gpumesh_market_bids_declined_total' && m.value > 0) by[m.labels.reason ?? '?'] = (by[m.labels.reason ?? '?'] ?? 0) + m.value
+  return Object.entries(by).sort((a, b) => b[1] - a[1])
+}
+
+export function renderProvider (data, now) {
+  const { status, ledger, market, bids, metrics } = data
+  if (market === undefined) return [panel('Provider', { class: 'wide' }, h('p', {}, 'This daemon runs no market (a bootstrap peer): nothing to sell.'))]
+  const entries = ledger?.entries ?? []
+  const fill = fillRate(status, entries, now)
+  const running = market.jobs.filter((j) => j.status === 'running').length
+  return [
+    panel('Selling', { class: 'wide', id: 'selling' },
+      cards([
+        ['earned', credits(ledger?.earned ?? 0)],
+        ['fill rate of offered GPU-hours', `${(fill.rate * 100).toFixed(fill.rate < 0.1 ? 2 : 1)} %`, `${gpuTime(fill.sold)} sold of ${gpuTime(fill.offered)} since start`],
+        ['bids out', String(market.offers), `${market.pending} waiting to be sent`],
+        ['jobs running', String(running), `${market.jobs.length} awarded, not ended`],
+        ['paid in full', String(market.completed)]
+      ]),
+      status.selling ? null : h('p', { class: 'muted' }, 'Not selling: this node has no capability ad (started with --no-sell, or no GPU).')),
+    panel('Earnings over time', { id: 'earnings' }, stepChart(earningsSeries(entries), { title: 'cumulative credits earned (signed payments received)', format: creditsAxis })),
+    panel('Fill rate', { id: 'fill' }, meter(fill.rate, { title: `${(fill.rate * 100).toFixed(2)} % of ${status.gpus.length} GPU${status.gpus.length === 1 ? '' : 's'} × ${duration(now - status.startedAt)} sold` })),
+    bidsPanel(bids, market),
+    panel('Current offers and jobs', { class: 'wide', id: 'provider-jobs' },
+      table(['JOB', 'BID', 'STATUS', 'GPUS', 'PRICE', 'STARTED'], market.jobs.map((j) => [
+        idCell(j.job), idCell(j.bid), tag(j.status), String(j.gpus.length), j.price !== undefined ? perGpuHour(j.price) : '–', clock(j.startedAt)
+      ]), `no awarded jobs now; ${market.offers} bid${market.offers === 1 ? '' : 's'} out`),
+      h('p', { class: 'muted' }, 'A job\'s output streams to its buyer, whose dashboard shows it live.')),
+    panel('Jobs not bid on', { id: 'skipped' },
+      table(['WHY', 'JOBS'], skippedJobs(metrics).map(([reason, n]) => [h('td', { class: 'wrap' }, reason), String(n)]), 'every job seen got a bid (or none was seen)')),
+    trackRecord(entries),
+    panel('Requesters refused for their score', { id: 'refused' },
+      table(['REQUESTER', 'SCORE', 'MIN', 'REASON', 'JOBS'], (market.refused ?? []).map((r) => [idCell(r.requester), r.score.toFixed(3), String(r.min), h('td', { class: 'wrap' }, r.reason), String(r.jobs)]), 'none refused'))
+  ]
+}
