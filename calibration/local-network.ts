@@ -48,6 +48,8 @@ export interface NodeSpec {
   replicaAddresses?: (peer: string) => readonly string[] | undefined
   /** Which peers this node may connect to (libp2p's connection gater): a test cuts a link with it. */
   connectionGater?: ConnectionGater
+  /** libp2p's own metrics in the node's registry (config metrics.libp2p; default off here, on for daemons). */
+  libp2pMetrics?: boolean
   /** Serve the local HTTP API (on 127.0.0.1, a free port; api.json and api.token in the data dir). Default off. */
   api?: boolean
 }
@@ -89,6 +91,8 @@ function configFor (name: string, spec: NodeSpec): ReturnType<typeof resolveConf
       // tests run on a fast, quiet network: re-check pending provides often
       dht: { reprovideCheckMs: 60_000, ...(spec.dht ?? {}) },
       probes: { enabled: false, ...(spec.probes ?? {}) },
+      // libp2p's metrics wrap every stream: off for networks of many nodes in one process, unless asked
+      metrics: { libp2p: spec.libp2pMetrics ?? false },
       provider: {
         detectGpus: false,
         region: spec.region ?? 'local',

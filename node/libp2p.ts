@@ -18,6 +18,8 @@ import { tcp } from '@libp2p/tcp'
 import { webSockets } from '@libp2p/websockets'
 import type { Datastore } from 'interface-datastore'
 import { createLibp2p, type Libp2p } from 'libp2p'
+import { prometheusMetrics } from '@libp2p/prometheus-metrics'
+import { gossipsubMetrics } from './gossip-metrics.js'
 import { EVIDENCE_TOPIC, PROTOCOLS, gossipMessageId, providerTopics } from '../protocol/index.js'
 import type { Config } from './config/schema.js'
 import { GOSSIP_MAX_RPC_BYTES, countDroppedRpcs } from './gossip-limits.js'
@@ -116,6 +118,7 @@ export async function buildLibp2p (options: BuildOptions): Promise<GpumeshLibp2p
       doPX: role === 'bootstrap',
       // rejected messages cost their sender score; spammers are graylisted (node/peer-score.ts)
       scoreParams: gossipScoreParams([...providerTopics(config.provider.region), EVIDENCE_TOPIC], { allowColocation: config.gossip.allowColocation }),
+      ...(options.metrics !== undefined && config.metrics.libp2p ? gossipsubMetrics(options.metrics.registry, [...providerTopics(config.provider.region), EVIDENCE_TOPIC]) : {}),
       scoreThresholds: GOSSIP_SCORE_THRESHOLDS
     }),
     capability: capabilityService({ metrics: options.metrics, now: options.now }),
@@ -157,6 +160,7 @@ export async function buildLibp2p (options: BuildOptions): Promise<GpumeshLibp2p
     },
     ...(options.datastore !== undefined ? { datastore: options.datastore } : {}),
     ...(options.connectionGater !== undefined ? { connectionGater: options.connectionGater } : {}),
+    ...libp2pMetrics(options.metrics, config.metrics.libp2p),
     // libp2p asks for a logger per connection and stream: without one from the daemon, a shared no-op (node/libp2p-logger.ts)
     logger: options.logger ?? SILENT_LIBP2P_LOGGER,
     services: services as any
@@ -164,4 +168,17 @@ export async function buildLibp2p (options: BuildOptions): Promise<GpumeshLibp2p
   const built = node as unknown as GpumeshLibp2p
   countDroppedRpcs(built.services.pubsub, options.metrics, options.log ?? silentLoggers.forComponent('gossip'))
   return built
+}
+
+/**
+ * libp2p's metrics into this node's registry (one registry per daemon: /metrics shows both). Process
+ * metrics are gpumesh's (collectDefaultMetrics with the gpumesh_ prefix), so the plugin's are off. The
+ * plugin keeps a process-wide table of metric names and clears it when a node is built
+ * (preserveExistingMetrics false, its default): the new node's metrics then land in its own registry —
+ * the clear also empties prom-client's global registry, which gpumesh never uses. Nodes built
+ * concurrently in one process could share metric objects, one more reason tests turn them off.
+ */
+function libp2pMetrics (metrics: NodeMetrics | undefined, on: boolean): { metrics?: ReturnType<typeof prometheusMetrics> } {
+  if (metrics === undefined || !on) return {}
+  return { metrics: prometheusMetrics({ registry: metrics.registry, collectDefaultMetrics: false }) }
 }

@@ -199,6 +199,14 @@ export const configSchema = z.strictObject({
      */
     allowColocation: z.boolean().default(false)
   }).prefault({}),
+  metrics: z.strictObject({
+    /**
+     * libp2p's own metrics (connections, streams, bytes per protocol, gossipsub mesh and scores, DHT
+     * queries) in the same registry as gpumesh's, served at /metrics (@libp2p/prometheus-metrics).
+     * They wrap every stream's send and message dispatch; in-process test networks turn them off.
+     */
+    libp2p: z.boolean().default(true)
+  }).prefault({}),
   api: z.strictObject({
     /** The local API listens on loopback only. */
     host: z.enum(['127.0.0.1', '::1']).default('127.0.0.1'),

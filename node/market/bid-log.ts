@@ -48,15 +48,18 @@ export interface BidLogEntry {
   at: string
 }
 
+/** A message as the log reads it: its CID and payload (an opened or sealed message fits). */
+type Held<K extends 'job-request' | 'bid'> = Pick<OpenedMessage<K> | SealedMessage<K>, 'cid' | 'payload'>
+
 interface Entry {
   view: BidLogEntry
-  job: OpenedMessage<'job-request'>
-  bid: SealedMessage<'bid'>
+  job: Held<'job-request'>
+  bid: Held<'bid'>
 }
 
 export interface BidLogOptions {
   /** A bid on `job` seen on gossip, by CID string (the market's audit log): the winner, to explain a loss. */
-  seenBid?: (job: string, bid: string) => OpenedMessage<'bid'> | undefined
+  seenBid?: (job: string, bid: string) => Held<'bid'> | undefined
   /** An award decided one of our bids (from an award on gossip or on the exec stream). */
   onDecided?: (outcome: 'won' | 'lost', reason: LossReason | undefined) => void
   /** Entries kept; default MAX_BID_LOG. */
@@ -75,7 +78,7 @@ export class BidLog {
   }
 
   /** Our bid, just sealed. */
-  sent (job: OpenedMessage<'job-request'>, bid: SealedMessage<'bid'>, now: number): void {
+  sent (job: Held<'job-request'>, bid: Held<'bid'>, now: number): void {
     const id = bid.cid.toString()
     if (this.entries.has(id)) return
     this.pending.set(job.cid.toString(), (this.pending.get(job.cid.toString()) ?? 0) + 1)

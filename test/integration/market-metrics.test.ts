@@ -13,12 +13,17 @@ import { parsePrometheusText, sumOf, type Sample } from '../helpers/prom-text.js
 const MARKET = { leaseMs: 3_000, billingIntervalSec: 1, damping: false }
 const L40S = 'NVIDIA L40S:46068'
 
+function require_ (names: ReadonlySet<string>, wanted: readonly string[]): void {
+  const missing = wanted.filter((w) => !names.has(w))
+  assert.deepEqual(missing, [], `have: ${[...names].filter((n) => n.startsWith('libp2p') || n.startsWith('gossip')).join(' ')}`)
+}
+
 describe('market metrics through /metrics (in-process daemons, real API)', function () {
   this.timeout(120_000)
   const network = useNetwork([
     { region: 'eu-west', gpus: [L40S], priceFloor: 0.8, market: MARKET, api: true },
     { region: 'eu-west', gpus: [L40S], priceFloor: 1.4, market: MARKET, api: true },
-    { sell: false, market: MARKET, api: true }
+    { sell: false, market: MARKET, api: true, libp2pMetrics: true }
   ], { bootstrapCount: 1 })
   let cheap: Daemon
   let dear: Daemon
@@ -71,6 +76,13 @@ describe('market metrics through /metrics (in-process daemons, real API)', funct
     assert.equal(sumOf(b, 'gpumesh_market_jobs', { side: 'requester', state: 'settled' }), 1)
     const final = await eventually(cheap, (s) => sumOf(s, 'gpumesh_market_earned_microcredits_total') === sumOf(b, 'gpumesh_market_spent_microcredits_total'), 'the winner did not earn what the buyer spent')
     assert.ok(sumOf(final, 'gpumesh_market_earned_microcredits_total') > 0)
+  })
+
+  it('libp2p\'s own metrics share the registry where turned on (the buyer), and stay out where off', async () => {
+    const names = new Set((await scrape(buyer)).map((s) => s.name))
+    require_(names, ['libp2p_connection_manager_connections', 'libp2p_protocol_streams_total', 'libp2p_data_transfer_bytes_total', 'gossipsub_mesh_peer_count', 'gossipsub_score_avg', 'libp2p_kad_dht_operations_total', 'libp2p_kad_dht_routing_table_size'])
+    assert.ok(names.has('gpumesh_market_auction_seconds_count'), 'gpumesh metrics are in the same registry')
+    assert.ok(![...(await scrape(cheap)).map((s) => s.name)].some((n) => n.startsWith('libp2p_') || n.startsWith('gossipsub_')))
   })
 
   it('a job no one can host moves bids declined, by the bid policy\'s reason', async () => {
