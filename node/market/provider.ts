@@ -62,22 +62,6 @@ export interface ProviderMarketStatus {
   refused: RefusedRequester[]
 }
 
-/**
- * The agent's notes that say it did not bid on a job (provider-agent.ts), and the reason each counts
- * under in gpumesh_market_bids_declined_total; `not bidding` carries the bid policy's DeclineReason.
- * The agent has no effect for a job it passes over (the simulator does not need one), so the shell
- * reads its notes: a note renamed there shows in test/integration/market-metrics.test.ts.
- */
-const NOT_BIDDING: Readonly<Record<string, string>> = {
-  'excluded from the round': 'EXCLUDED',
-  'not bidding on a job this node preempted': 'PREEMPTED_HERE',
-  'the bid window has closed': 'WINDOW_CLOSED',
-  'the bid window closed during the delay': 'WINDOW_CLOSED',
-  'refusing a requester': 'LOW_TRUST',
-  'not bidding: this node no longer sells': 'NOT_SELLING',
-  'staying silent: enough better bids seen': 'DAMPED'
-}
-
 /** What the effects of the event being handled refer to: the exec stream and the message it came with. */
 interface Context { channel?: ExecChannel, message?: OpenedMessage<'award' | 'payment' | 'job-cancel'> }
 
@@ -245,11 +229,8 @@ export class ProviderMarket {
         return this.dropFrame(effect.job, effect.kind, effect.reason, effect.message)
       }
       case 'wake': return this.wake(effect.at)
-      case 'note': {
-        const declined = effect.message === 'not bidding' ? String(effect.fields.reason) : NOT_BIDDING[effect.message]
-        if (declined !== undefined) this.options.metrics?.bidsDeclined.inc({ reason: declined })
-        return this.log[effect.level](effect.message, effect.fields)
-      }
+      case 'passed': return void this.options.metrics?.bidsDeclined.inc({ reason: effect.reason })
+      case 'note': return this.log[effect.level](effect.message, effect.fields)
       case 'offer-ended':
         this.bids.ended(effect.bid, effect.status, effect.reason)
         return this.jobs.onEffect(effect)

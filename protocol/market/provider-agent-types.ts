@@ -127,6 +127,12 @@ export type ProviderAgentEffect =
   | OfferEffect
   /** Send a tick at `at`; a later wake replaces an earlier one. */
   | { type: 'wake', at: number }
+  /**
+   * This node saw the job and did not bid in this round: `reason` is a bid-policy decline code
+   * (bid-policy.ts: VRAM, REGION, BUSY, …) or the agent's own — EXCLUDED, PREEMPTED_HERE,
+   * WINDOW_CLOSED, LOW_TRUST, NOT_SELLING, DAMPED. For metrics; a `note` says the same for the log.
+   */
+  | { type: 'passed', job: string, round: number, reason: string }
   /** For the shell's log. */
   | { type: 'note', level: 'debug' | 'info' | 'warn', message: string, fields: Record<string, unknown> }
 

@@ -277,22 +277,22 @@ export class ProviderAgent {
     const ad = this.ad
     if (ad === undefined || job.signer === this.peerId) return
     if (this.refuseRequester(job.signer, id, roundNo)) return
-    if (round?.excluded.includes(this.peerId) === true) return this.note('debug', 'excluded from the round', { job: id, round: roundNo })
+    if (round?.excluded.includes(this.peerId) === true) return this.pass(id, roundNo, 'EXCLUDED', 'excluded from the round')
     // the key is built only when something is pending or sealing (most providers, most jobs: nothing)
     const k = this.pending.size > 0 || this.sealing.size > 0 ? key(id, roundNo) : undefined
     if ((k !== undefined && (this.pending.has(k) || this.sealing.has(k))) || this.offerFor(id, roundNo)) return
     // this node displaced the job for better-paying work: bidding on its next round would only make
     // it wait for that work to end, when another provider could run it now
-    if (this.preempted.has(id)) return this.note('debug', 'not bidding on a job this node preempted', { job: id, round: roundNo })
+    if (this.preempted.has(id)) return this.pass(id, roundNo, 'PREEMPTED_HERE', 'not bidding on a job this node preempted')
     const now = this.now
     const p = job.payload
     // timed from receipt (bounded by the skew allowance), so a clock running ahead still gets the window
     const closesAt = bidWindowClosesAt(round?.opensAt ?? p.issuedAt, p.auction.bidWindowMs, receivedAt)
-    if (now >= closesAt) return this.note('debug', 'the bid window has closed', { job: id, round: roundNo })
+    if (now >= closesAt) return this.pass(id, roundNo, 'WINDOW_CLOSED', 'the bid window has closed')
     const decision = decideBid(p, { ad, allocations: this.committed(now), preemptExactLimit: this.params.preemptExactLimit }, now)
     if (decision.kind === 'decline') {
       if (decision.reason === 'BUSY' && this.holds.size > 0) this.busy.add(k ?? key(id, roundNo), { job, round, receivedAt, held }, closesAt)
-      return this.note('debug', 'not bidding', { job: id, round: roundNo, reason: decision.reason, detail: decision.detail })
+      return this.pass(id, roundNo, decision.reason, 'not bidding', { detail: decision.detail })
     }
     const kk = k ?? key(id, roundNo)
     const have = held === undefined || held.length === 0 ? undefined : new Set(held)
@@ -318,6 +318,7 @@ export class ProviderAgent {
     this.refused.delete(requester)
     this.refused.set(requester, { requester, score, min: this.minRequesterTrust, reason: RequesterRefusal.LOW_TRUST, jobs, at: this.now })
     if (this.refused.size > MAX_REFUSED_SHOWN) this.refused.delete(this.refused.keys().next().value as string)
+    this.out.push({ type: 'passed', job, round, reason: RequesterRefusal.LOW_TRUST })
     this.note('info', 'refusing a requester', { job, round, requester, reason: RequesterRefusal.LOW_TRUST, score, min: this.minRequesterTrust })
     return true
   }
@@ -347,14 +348,14 @@ export class ProviderAgent {
     if (left > 0) this.pendingJobs.set(id, left)
     else this.pendingJobs.delete(id)
     const now = this.now
-    const drop = (message: string): void => { this.note('debug', message, { job: id, round: p.round }); this.released(this.holds.release(k)) }
-    if (this.ad === undefined) return drop('not bidding: this node no longer sells')
-    if (now >= p.closesAt) return drop('the bid window closed during the delay')
+    const drop = (reason: string, message: string): void => { this.pass(id, p.round, reason, message); this.released(this.holds.release(k)) }
+    if (this.ad === undefined) return drop('NOT_SELLING', 'not bidding: this node no longer sells')
+    if (now >= p.closesAt) return drop('WINDOW_CLOSED', 'the bid window closed during the delay')
     // screened and scored as the award will be, at the round's close (protocol/README §5.6 "Damping")
     if (this.damping) {
       const seen = this.seen.bids(id, p.info?.opensAt, now)
       const silent = shouldStaySilent({ job: p.job, price: p.decision.price, cached: p.cached, seen, decidedAt: Math.max(now, p.closesAt), excluded: p.info?.excluded, enough: this.params.enoughBetterBids, params: this.params.scoring })
-      if (silent) return drop('staying silent: enough better bids seen')
+      if (silent) return drop('DAMPED', 'staying silent: enough better bids seen')
     }
     this.sealing.set(k, p)
     this.out.push({ type: 'send-bid', job: id, round: p.round, request: p.job, decision: p.decision, closesAt: p.closesAt, expiresAt: p.closesAt + this.params.bidGraceMs, ...(p.cached.length > 0 ? { cached: p.cached } : {}) })
@@ -696,6 +697,12 @@ export class ProviderAgent {
 
   private note (level: 'debug' | 'info' | 'warn', message: string, fields: Record<string, unknown>): void {
     this.out.push({ type: 'note', level, message, fields })
+  }
+
+  /** Not bidding on `job` in `round`, for `reason`: the effect metrics count, and the log's note. */
+  private pass (job: string, round: number, reason: string, message: string, fields: Record<string, unknown> = {}): void {
+    this.out.push({ type: 'passed', job, round, reason })
+    this.note('debug', message, { job, round, reason, ...fields })
   }
 }
 

@@ -357,6 +357,7 @@ export class ProviderNode {
       case 'offer-ended': return this.onOfferEnded(effect)
       case 'wake': return this.setWake(effect.at)
       case 'note': return
+      case 'passed': return
       // the simulated network has no exec streams to drop: a requester never resumes one
       case 'resume-stream': return
       default: return this.carryOutOffer(effect)

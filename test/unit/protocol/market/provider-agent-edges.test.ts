@@ -31,6 +31,8 @@ describe('the provider agent at its edges', () => {
       const early = h.send({ type: 'job-seen', now: NOW + d - 1, job: makeJob({ n: 2, gpus: 64 }) })
       assert.equal(has(early, 'send-bid'), false)
       assert.deepEqual(notes(early), ['not bidding'])
+      // the bid policy's code, for metrics (gpumesh_market_bids_declined_total)
+      assert.deepEqual(early.filter((e) => e.type === 'passed'), [{ type: 'passed', job: makeJob({ n: 2, gpus: 64 }).cid.toString(), round: 1, reason: 'GPU_COUNT' }])
       const at = h.send({ type: 'job-seen', now: NOW + d, job: makeJob({ n: 3, gpus: 64 }) })
       const order = at.map((e) => e.type === 'note' ? e.message : e.type)
       assert.ok(order.includes('send-bid'), order.join(', '))
@@ -138,6 +140,7 @@ describe('the provider agent at its edges', () => {
       const second = h.tick(NOW + 1 + delay)
       assert.equal(has(second, 'send-bid'), false)
       assert.ok(notes(second).includes('staying silent: enough better bids seen'))
+      assert.deepEqual(second.filter((e) => e.type === 'passed'), [{ type: 'passed', job: job.cid.toString(), round: 2, reason: 'DAMPED' }])
     })
 
     it('does not bid in a round that excludes it', () => {

@@ -81,6 +81,7 @@ describe('market/provider-agent', () => {
       const effects = h.send({ type: 'job-seen', now: NOW, job: makeJob(), round: { round: 2, attempt: 2, excluded: [ME], opensAt: NOW } })
       assert.equal(has(effects, 'send-bid'), false)
       assert.ok(notes(effects).includes('excluded from the round'))
+      assert.deepEqual(effects.filter((e) => e.type === 'passed').map((e) => e.type === 'passed' && e.reason), ['EXCLUDED'])
     })
 
     it('bids once per round: not again while pending, nor after its bid is out; again in the next round', () => {
