@@ -91,6 +91,12 @@ async function demoSandbox (): Promise<NodeJS.ProcessEnv> {
   return { GPUMESH_PROCESS_SANDBOX: 'none' }
 }
 
+/** The `gpumesh dashboard` commands for the buyer's view and a provider's. */
+function dashboardLines (buyerDir: string, root: string): string {
+  return [`  node ${BIN} dashboard --data-dir ${buyerDir}                  # the buyer: jobs, bids, spend, live logs`,
+    `  node ${BIN} dashboard --data-dir ${join(root, 'provider-4090')}   # a provider: earnings, bids won and lost`].join('\n')
+}
+
 export async function demoCommand (command: Command): Promise<void> {
   const opts = command.opts<{ dir: string, duration?: string }>()
   const duration = opts.duration !== undefined ? Number(opts.duration) : undefined
@@ -124,6 +130,8 @@ export async function demoCommand (command: Command): Promise<void> {
     const buyer = await ApiClient.fromDataDir(buyerProc.dataDir)
     market.names.add((await buyer.get<StatusInfo>('/v1/status')).peerId, 'buyer')
     say(`${sellers.length} providers and a buyer up; ${statuses.reduce((n, s) => n + s.capabilityKeys.length, 0)} capability keys on the DHT after ${((Date.now() - started) / 1000).toFixed(1)} s`)
+    say('watch it live in a browser, from another terminal (each prints a login link and opens it):')
+    say(dashboardLines(buyerProc.dataDir, root))
 
     await discover(buyer, market)
     const jobs = await trade(buyer, root, market)
@@ -146,6 +154,7 @@ export async function demoCommand (command: Command): Promise<void> {
     say(`  node ${BIN} job status ${jobs.at(-1)?.id ?? ''} --data-dir ${buyerProc.dataDir}`)
     say(`  node ${BIN} ledger --data-dir ${join(root, 'provider-4090')}`)
     say(`  node ${BIN} providers --data-dir ${buyerProc.dataDir} --min-vram 40`)
+    say(dashboardLines(buyerProc.dataDir, root))
     const endAt = duration !== undefined ? Date.now() + duration * 1000 : Infinity
     let lastSummary = Date.now()
     while (!signals.interrupted && Date.now() < endAt) {

@@ -30,6 +30,11 @@ describe('gpumesh demo (the README\'s main job)', function () {
   it('starts five providers and a buyer, and the buyer finds them on the DHT', () => {
     assert.match(stdout, /5 providers and a buyer up; \d+ capability keys on the DHT/)
     assert.match(stdout, /the buyer finds 5 providers on the DHT/)
+    // the dashboards to watch it live, printed before the market starts (test/e2e/dashboard.test.ts drives one)
+    const early = stdout.split('the buyer finds 5 providers')[0] ?? ''
+    assert.match(early, /watch it live in a browser/)
+    assert.match(early, /dashboard --data-dir \S+\/buyer /)
+    assert.match(early, /dashboard --data-dir \S+\/provider-4090 /)
     for (const name of PROVIDERS) assert.match(stdout, new RegExp(`^${name} `, 'm'))
     assert.match(stdout, /^provider-h100-spare .*Mon-Sun \d\d:00-\d\d:00$/m)
     const found = stdout.split('$ gpumesh providers --region eu --min-vram 80 ')[1]?.split('\n')[0] ?? ''
