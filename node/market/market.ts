@@ -335,6 +335,11 @@ export class Market {
         return results
       },
       '/v1/market': async () => this.provider.status(),
+      '/v1/market/logs': async (query) => {
+        const logs = this.provider.logs(id(query), Number(query.get('from') ?? 0) || 0)
+        if (logs === undefined) throw new ApiError(404, 'NO_SUCH_JOB', `this node holds no award of job ${id(query)} (it keeps one while it runs and a while after)`)
+        return logs
+      },
       '/v1/bids': async () => ({ bids: this.provider.recentBids() })
     }
   }

@@ -17,7 +17,7 @@ import {
 } from '../../protocol/index.js'
 import type { Logger } from '../logger.js'
 import { LOG_WINDOW, MAX_LOG_CHUNK, type ExecChannel, type ExecFrame } from '../services/exec.js'
-import { fetchInputs, restartLine, storeResult } from './provider-io.js'
+import { fetchInputs, restartLine, storeResult, type LogBuffer } from './provider-io.js'
 import { sealAwardResponse, sealFailureReport, sealReceipt, sealStatus, type JobRef } from './provider-messages.js'
 import { idOf, offerLedgerEntry, offerRecord, type Offer, type ProviderMarketOptions } from './provider-offer.js'
 
@@ -34,6 +34,9 @@ const LINGER_MS = 30_000
  * kill grace is 2 s): the daemon's shutdown, not a market decision.
  */
 const STOP_WAIT_MS = 5_000
+/** How many ended runs' logs are kept for the local API, and their bytes in all (the oldest go first). */
+const ENDED_LOGS_KEPT = 16
+const ENDED_LOG_BYTES = 16 * 1024 * 1024
 
 type Feed = (event: ProviderAgentEvent) => void
 type Lookup = (bid: string) => ProviderOfferView | undefined
@@ -42,6 +45,9 @@ type Ended = Extract<ProviderAgentEffect, { type: 'offer-updated' | 'offer-ended
 export class ProviderJobs {
   /** Offers by bid CID: from the bid until the job has ended and its stream is gone. */
   readonly offers = new Map<string, Offer>()
+  /** The logs of the last runs forgotten (by bid, oldest first), for `GET /v1/market/logs` a while after a job ends. */
+  private readonly endedLogs = new Map<string, { job: string, log: LogBuffer }>()
+  private endedLogBytes = 0
   /** Input fetches and runs under way: stop() waits for them, so nothing writes to the data dir after it. */
   private readonly running = new Set<Promise<void>>()
   private stopped = false
@@ -278,7 +284,7 @@ export class ProviderJobs {
     }
     const channel = offer.channel
     if (channel === undefined || offer.streamEnded === true) {
-      this.offers.delete(offer.bid.cid.toString())
+      this.forget(offer)
       if (channel === undefined) return
     }
     // after the frames queued before the end
@@ -308,7 +314,30 @@ export class ProviderJobs {
 
   /** The offer's exec stream has ended: an ended offer is forgotten. */
   streamEnded (offer: Offer): void {
-    if (offer.finalized) this.offers.delete(offer.bid.cid.toString())
+    if (offer.finalized) this.forget(offer)
+  }
+
+  /** An ended offer is dropped; an awarded one's log is kept among the last ENDED_LOGS_KEPT (at most ENDED_LOG_BYTES in all). */
+  private forget (offer: Offer): void {
+    const bid = offer.bid.cid.toString()
+    this.offers.delete(bid)
+    if (offer.award === undefined || this.endedLogs.has(bid)) return
+    this.endedLogs.set(bid, { job: idOf(offer), log: offer.log })
+    this.endedLogBytes += offer.log.size - offer.log.base
+    for (const [key, old] of this.endedLogs) {
+      if (this.endedLogs.size <= ENDED_LOGS_KEPT && this.endedLogBytes <= ENDED_LOG_BYTES) break
+      this.endedLogs.delete(key)
+      this.endedLogBytes -= old.log.size - old.log.base
+    }
+  }
+
+  /** The log of the newest run of `job` this node holds (`done`: that run has ended), or undefined. */
+  runLog (job: string): { log: LogBuffer, offer?: Offer } | undefined {
+    let found: { log: LogBuffer, offer?: Offer } | undefined
+    for (const o of this.offers.values()) if (idOf(o) === job && o.award !== undefined) found = { log: o.log, offer: o }
+    if (found !== undefined) return found
+    for (const e of this.endedLogs.values()) if (e.job === job) found = { log: e.log }
+    return found
   }
 
   // -------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@
  * Nothing one job does may escape into libp2p or the daemon: every entry point catches and logs.
  */
 import {
-  MessageRejectedError, ProviderAgent, defaultMarketParams, jobTopics, openMessage,
+  MessageRejectedError, ProviderAgent, defaultMarketParams, isProviderFinal, jobTopics, openMessage,
   type AuctionRoundInfo, type Cancel, type OpenedMessage, type ProviderAgentEffect, type ProviderAgentEvent, type ProviderStatus,
   type Scheduler, type SealedMessage
 } from '../../protocol/index.js'
@@ -23,6 +23,8 @@ import { InvalidEvidenceError, type Evidence } from '../../protocol/trust/reputa
 import type { RefusedRequester } from '../../protocol/market/provider-agent.js'
 import type { RequesterView } from '../../protocol/market/requester-view.js'
 import { ReputationSaver } from './reputation-saver.js'
+import { MAX_LOG_BYTES } from './provider-io.js'
+import type { LogsView } from './views.js'
 import { BidLog, type BidLogEntry } from './bid-log.js'
 import { messageKindOf } from './message-kind.js'
 import type { Logger } from '../logger.js'
@@ -450,6 +452,26 @@ export class ProviderMarket {
       completed: this.agent.ended.settled ?? 0,
       ended: { ...this.agent.ended },
       refused: this.agent.refusedRequesters()
+    }
+  }
+
+  /**
+   * The log of a job this node runs or ran, from offset `from` (`GET /v1/market/logs`): what it keeps for
+   * the receipt (up to MAX_LOG_BYTES), while the offer is held and for the last runs after they end
+   * (ProviderJobs.runLog). The newest award's run when the job was awarded here more than once;
+   * undefined when none is held.
+   */
+  logs (job: string, from: number): LogsView | undefined {
+    const run = this.jobs.runLog(job)
+    if (run === undefined) return undefined
+    const { log, offer } = run
+    const start = Math.min(Math.max(log.base, from), log.size)
+    const status = offer === undefined ? undefined : this.agent.offer(offer.bid.cid.toString())?.state.status
+    return {
+      text: new TextDecoder().decode(log.slice(start, log.size)),
+      next: log.size,
+      done: offer === undefined || offer.finalized || status === undefined || isProviderFinal(status),
+      ...(log.truncated ? { cut: `this provider keeps ${MAX_LOG_BYTES} bytes of a job's log` } : {})
     }
   }
 

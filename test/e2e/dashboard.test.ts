@@ -209,4 +209,23 @@ describe('the browser dashboard: real daemons, headless Chromium', function () {
     await shot(other, 'provider-lost-bids', '#bids')
     assert.deepEqual(pageErrors, [])
   })
+
+  it('a provider\'s page follows the log of the job it runs, live (GET /v1/market/logs)', async () => {
+    const page = await open(await loginLink(provider))
+    await page.waitForSelector('body[data-state="live"]')
+    const job = await submit('dash-run', 'run-log-first; sleep 4; echo run-log-last')
+    // picked by default as the newest running job, and read on while it runs
+    await page.locator('#run-log', { hasText: 'run-log-first' }).waitFor({ timeout: 30_000 })
+    assert.match(await page.textContent('#run-log-box') ?? '', /\(live\)/)
+    assert.equal(await page.locator(`tr.selected[data-run="${job}"]`).count(), 1)
+    await page.locator('#run-log', { hasText: 'run-log-last' }).waitFor({ timeout: 30_000 })
+    await settled(job)
+    await page.locator('#run-log-box', { hasText: '(complete)' }).waitFor({ timeout: 15_000 })
+    // the route itself: the token, a known job, and a 404 for a job this node never ran
+    const logs = await provider.api<{ text: string, next: number, done: boolean }>('/v1/market/logs', { id: job, from: '0' })
+    assert.equal(logs.text, 'run-log-first\nrun-log-last\n')
+    assert.equal(logs.next, Buffer.byteLength(logs.text))
+    assert.equal((await provider.api<{ text: string }>('/v1/market/logs', { id: job, from: '14' })).text, 'run-log-last\n')
+    assert.deepEqual(pageErrors, [])
+  })
 })

@@ -39,6 +39,9 @@ const state = {
   selected: undefined,
   job: undefined,
   log: { id: undefined, text: '', next: 0, done: false },
+  /** The provider view's picked job (one this node runs or ran) and its log from this node's copy. */
+  runSelected: undefined,
+  runLog: { id: undefined, text: '', next: 0, done: false },
   connections: []
 }
 
@@ -59,22 +62,41 @@ async function loadAll (api) {
   return { status, peers: peers ?? [], ledger, market, jobs, bids, metrics: parseMetrics(metrics) }
 }
 
+/** Read `path`'s log of job `id` on from what `log` holds (a new job starts over); returns the log. */
+async function follow (api, path, id, log) {
+  if (log.id !== id) log = { id, text: '', next: 0, done: false }
+  while (!log.done) {
+    const part = await api.get(path, { id, from: log.next })
+    // gone (a provider keeps a run's log only a while after it ended): what the page has is all there is
+    if (part === undefined) { log.done = true; break }
+    log.text = (log.text + part.text).slice(-MAX_LOG_CHARS)
+    log.done = part.done
+    if (part.cut !== undefined) log.cut = part.cut
+    const more = part.next > log.next && part.text !== ''
+    log.next = part.next
+    if (!more) break
+  }
+  return log
+}
+
 /** The selected job's view and the log text after what the page has (a new selection starts over). */
 async function loadJob (api, jobs) {
   if (state.selected === undefined && jobs !== undefined && jobs.length > 0) state.selected = [...jobs].sort((a, b) => b.submittedAt - a.submittedAt)[0].id
   if (state.selected === undefined) return
-  if (state.log.id !== state.selected) state.log = { id: state.selected, text: '', next: 0, done: false }
   state.job = await api.get('/v1/job', { id: state.selected })
-  while (!state.log.done) {
-    const part = await api.get('/v1/job/logs', { id: state.selected, from: state.log.next })
-    if (part === undefined) break
-    state.log.text = (state.log.text + part.text).slice(-MAX_LOG_CHARS)
-    state.log.done = part.done
-    if (part.cut !== undefined) state.log.cut = part.cut
-    const more = part.next > state.log.next && part.text !== ''
-    state.log.next = part.next
-    if (!more) break
+  state.log = await follow(api, '/v1/job/logs', state.selected, state.log)
+}
+
+/** The provider's picked run (by default the newest running, else the newest held) and its log. */
+async function loadRun (api, market) {
+  if (market === undefined) return
+  const held = market.jobs.map((j) => j.job)
+  if (state.runSelected === undefined || (!held.includes(state.runSelected) && state.runLog.done)) {
+    const newest = [...market.jobs].sort((a, b) => (b.startedAt ?? 0) - (a.startedAt ?? 0))
+    state.runSelected = (newest.find((j) => j.status === 'running') ?? newest[0])?.job ?? state.runSelected
   }
+  if (state.runSelected === undefined) return
+  state.runLog = await follow(api, '/v1/market/logs', state.runSelected, state.runLog)
 }
 
 function render (data) {
@@ -85,7 +107,7 @@ function render (data) {
   $('node').textContent = `${data.status.role} ${data.status.peerId}`
   $('updated').textContent = `updated ${new Date(now).toISOString().slice(11, 19)} UTC`
   const sections = state.view === 'provider'
-    ? renderProvider(data, now)
+    ? renderProvider(data, now, { selected: state.runSelected, log: state.runLog, select: (id) => { state.runSelected = id; void tick() } })
     : state.view === 'buyer'
       ? renderBuyer(data, { selected: state.selected, job: state.job, log: state.log, select: (id) => { state.selected = id; void tick() } })
       : renderNetwork(data, now, state.connections)
@@ -111,6 +133,7 @@ async function tick () {
   try {
     const data = await loadAll(api)
     await loadJob(api, data.jobs)
+    await loadRun(api, data.market)
     state.connections = [...state.connections, { x: Date.now(), y: data.status.connections }].slice(-300)
     last = data
     $('problem').hidden = true

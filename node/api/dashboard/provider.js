@@ -1,6 +1,6 @@
 // The provider's view: earnings, fill rate of offered GPU-hours, bids won and lost, offers and jobs, track record.
 import { stepChart, stackBar, meter } from './chart.js'
-import { h, panel, cards, table, tag, credits, creditsAxis, gpuTime, perGpuHour, idCell, clock, duration } from './dom.js'
+import { h, panel, cards, table, tag, credits, creditsAxis, gpuTime, perGpuHour, idCell, clock, duration, short } from './dom.js'
 
 /** Cumulative earnings over time: each provider ledger entry's latest commitment at its time. */
 export function earningsSeries (entries) {
@@ -63,7 +63,17 @@ export function skippedJobs (metrics) {
   return Object.entries(by).sort((a, b) => b[1] - a[1])
 }
 
-export function renderProvider (data, now) {
+/** The picked run's log, as this node keeps it for the receipt (the buyer gets the same bytes). */
+function runLogPanel (selected, log) {
+  if (selected === undefined) return null
+  return h('div', { id: 'run-log-box' },
+    h('h3', {}, `Log of ${short(selected)}`, h('span', { class: 'muted' }, log.done ? ' (complete)' : ' (live)')),
+    h('pre', { class: 'log', id: 'run-log' }, log.text === '' ? (log.done ? '(no output)' : '(no output yet)') : log.text),
+    log.cut !== undefined ? h('p', { class: 'muted' }, `cut: ${log.cut}`) : null)
+}
+
+/** `select(job)` is called when a job row is clicked. */
+export function renderProvider (data, now, { selected, log, select } = { log: { text: '', done: true } }) {
   const { status, ledger, market, bids, metrics } = data
   if (market === undefined) return [panel('Provider', { class: 'wide' }, h('p', {}, 'This daemon runs no market (a bootstrap peer): nothing to sell.'))]
   const entries = ledger?.entries ?? []
@@ -83,10 +93,10 @@ export function renderProvider (data, now) {
     panel('Fill rate', { id: 'fill' }, meter(fill.rate, { title: `${(fill.rate * 100).toFixed(2)} % of ${status.gpus.length} GPU${status.gpus.length === 1 ? '' : 's'} × ${duration(now - status.startedAt)} sold` })),
     bidsPanel(bids, market),
     panel('Current offers and jobs', { class: 'wide', id: 'provider-jobs' },
-      table(['JOB', 'BID', 'STATUS', 'GPUS', 'PRICE', 'STARTED'], market.jobs.map((j) => [
-        idCell(j.job), idCell(j.bid), tag(j.status), String(j.gpus.length), j.price !== undefined ? perGpuHour(j.price) : '–', clock(j.startedAt)
-      ]), `no awarded jobs now; ${market.offers} bid${market.offers === 1 ? '' : 's'} out`),
-      h('p', { class: 'muted' }, 'A job\'s output streams to its buyer, whose dashboard shows it live.')),
+      table(['JOB', 'BID', 'STATUS', 'GPUS', 'PRICE', 'STARTED'], market.jobs.map((j) => h('tr', { class: `pick${j.job === selected ? ' selected' : ''}`, 'data-run': j.job, onclick: () => select?.(j.job) },
+        idCell(j.job), idCell(j.bid), h('td', {}, tag(j.status)), h('td', {}, String(j.gpus.length)), h('td', {}, j.price !== undefined ? perGpuHour(j.price) : '–'), h('td', {}, clock(j.startedAt))
+      )), `no awarded jobs now; ${market.offers} bid${market.offers === 1 ? '' : 's'} out`),
+      runLogPanel(selected, log)),
     panel('Jobs not bid on', { id: 'skipped' },
       table(['WHY', 'JOBS'], skippedJobs(metrics).map(([reason, n]) => [h('td', { class: 'wrap' }, reason), String(n)]), 'every job seen got a bid (or none was seen)')),
     trackRecord(entries),
