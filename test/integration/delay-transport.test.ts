@@ -146,6 +146,33 @@ describe('calibration: DelayLine', () => {
     assert.deepEqual(order, [1, 2, 3], 'with nothing in flight, 0 ms delivers at once')
   })
 
+  it('with a read boundary, 0 ms delivers in a later macrotask, in order; a flood that re-sends lets timers run between its turns', async () => {
+    const line = new DelayLine(new PropagationDelay(0, { readBoundary: true }))
+    const order: number[] = []
+    for (let i = 1; i <= 3; i++) line.send(() => order.push(i))
+    await Promise.resolve()
+    assert.deepEqual(order, [], 'not in the writer\'s call, nor in a microtask after it')
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.deepEqual(order, [1, 2, 3])
+    // each delivery writes again from a microtask (as a gossip hop forwards): a timer gets its turn
+    let hops = 0
+    let fired = -1
+    const forward = (): void => { hops++; if (hops < 200) void Promise.resolve().then(() => { line.send(forward) }) }
+    const timer = new Promise<void>((resolve) => setTimeout(() => { fired = hops; resolve() }, 0))
+    line.send(forward)
+    await timer
+    assert.ok(fired >= 0 && fired < 200, `the timer fired after ${fired} of 200 hops`)
+    // without the boundary, the same flood runs to its end in microtasks before any timer
+    const bare = new DelayLine(new PropagationDelay(0))
+    let bareHops = 0
+    let bareFired = -1
+    const bareForward = (): void => { bareHops++; if (bareHops < 200) void Promise.resolve().then(() => { bare.send(bareForward) }) }
+    const bareTimer = new Promise<void>((resolve) => setTimeout(() => { bareFired = bareHops; resolve() }, 0))
+    bare.send(bareForward)
+    await bareTimer
+    assert.equal(bareFired, 200)
+  })
+
   it('refuses a negative or non-finite delay', () => {
     assert.throws(() => new PropagationDelay(-1), RangeError)
     assert.throws(() => new PropagationDelay(0).set(Number.NaN), RangeError)
