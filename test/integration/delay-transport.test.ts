@@ -129,6 +129,15 @@ describe('calibration: a propagation delay for the memory transport', function (
   })
 })
 
+/** Deliveries through `line` that each send the next from a microtask, `hops` in all: how many had run when a 0 ms timer fired. */
+async function flood (line: DelayLine, hops: number): Promise<number> {
+  let done = 0
+  const forward = (): void => { done++; if (done < hops) void Promise.resolve().then(() => { line.send(forward) }) }
+  const timer = new Promise<number>((resolve) => setTimeout(() => { resolve(done) }, 0))
+  line.send(forward)
+  return await timer
+}
+
 describe('calibration: DelayLine', () => {
   it('keeps order when the delay shrinks: a later delivery never overtakes an earlier one', async () => {
     const delay = new PropagationDelay(60)
@@ -154,23 +163,11 @@ describe('calibration: DelayLine', () => {
     assert.deepEqual(order, [], 'not in the writer\'s call, nor in a microtask after it')
     await new Promise((resolve) => setImmediate(resolve))
     assert.deepEqual(order, [1, 2, 3])
-    // each delivery writes again from a microtask (as a gossip hop forwards): a timer gets its turn
-    let hops = 0
-    let fired = -1
-    const forward = (): void => { hops++; if (hops < 200) void Promise.resolve().then(() => { line.send(forward) }) }
-    const timer = new Promise<void>((resolve) => setTimeout(() => { fired = hops; resolve() }, 0))
-    line.send(forward)
-    await timer
+    // each delivery writes again from a microtask (as a gossip hop forwards): a timer gets its turn;
+    // without the boundary the same flood runs to its end in microtasks before any timer
+    const fired = await flood(line, 200)
     assert.ok(fired >= 0 && fired < 200, `the timer fired after ${fired} of 200 hops`)
-    // without the boundary, the same flood runs to its end in microtasks before any timer
-    const bare = new DelayLine(new PropagationDelay(0))
-    let bareHops = 0
-    let bareFired = -1
-    const bareForward = (): void => { bareHops++; if (bareHops < 200) void Promise.resolve().then(() => { bare.send(bareForward) }) }
-    const bareTimer = new Promise<void>((resolve) => setTimeout(() => { bareFired = bareHops; resolve() }, 0))
-    bare.send(bareForward)
-    await bareTimer
-    assert.equal(bareFired, 200)
+    assert.equal(await flood(new DelayLine(new PropagationDelay(0)), 200), 200)
   })
 
   it('refuses a negative or non-finite delay', () => {
