@@ -331,7 +331,7 @@ export class ProviderJobs {
     }
   }
 
-  /** The log of the newest run of `job` this node holds (`done`: that run has ended), or undefined. */
+  /** The log of the newest run of `job` this node holds, with its offer while that is live (none: the run ended), or undefined. */
   runLog (job: string): { log: LogBuffer, offer?: Offer } | undefined {
     let found: { log: LogBuffer, offer?: Offer } | undefined
     for (const o of this.offers.values()) if (idOf(o) === job && o.award !== undefined) found = { log: o.log, offer: o }
