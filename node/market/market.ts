@@ -340,7 +340,13 @@ export class Market {
         if (logs === undefined) throw new ApiError(404, 'NO_SUCH_JOB', `this node holds no award of job ${id(query)} (it keeps one while it runs and a while after)`)
         return logs
       },
-      '/v1/bids': async () => ({ bids: this.provider.recentBids() })
+      '/v1/bids': async () => ({ bids: this.provider.recentBids() }),
+      // how a peer scores in this node's reputation view; without `peer`, this node itself: the evidence
+      // about it that reached it, weighed by the formula every peer uses (each with its own trust in the reporters)
+      '/v1/reputation': async (query) => {
+        const peer = query.get('peer') ?? this.options.signer.peerId
+        return { peer, self: peer === this.options.signer.peerId, ...this.requester.agent.reputation.explain(peer, this.options.now()) }
+      }
     }
   }
 

@@ -55,11 +55,11 @@ const optional = async (api, path) => {
 }
 
 async function loadAll (api) {
-  const [status, peers, ledger, market, jobs, bids, metrics] = await Promise.all([
+  const [status, peers, ledger, market, jobs, bids, reputation, metrics] = await Promise.all([
     api.get('/v1/status'), api.get('/v1/peers'), optional(api, '/v1/ledger'), optional(api, '/v1/market'), optional(api, '/v1/jobs'),
-    optional(api, '/v1/bids').then((b) => b?.bids), api.get('/metrics')
+    optional(api, '/v1/bids').then((b) => b?.bids), optional(api, '/v1/reputation'), api.get('/metrics')
   ])
-  return { status, peers: peers ?? [], ledger, market, jobs, bids, metrics: parseMetrics(metrics) }
+  return { status, peers: peers ?? [], ledger, market, jobs, bids, reputation, metrics: parseMetrics(metrics) }
 }
 
 /** Read `path`'s log of job `id` on from what `log` holds (a new job starts over); returns the log. */

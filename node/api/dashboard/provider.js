@@ -45,6 +45,20 @@ function bidsPanel (bids, market) {
 }
 
 /** Ended provider ledger entries by state: the signed evidence (receipts, payments, failures) peers score it by. */
+/** `/v1/reputation` of this node: the evidence about it that reached it, scored by the formula every peer uses. */
+function peersView (rep) {
+  if (rep === undefined) return null
+  const o = rep.others
+  return panel('Reputation as the network\'s evidence shows it', { id: 'peers-view' },
+    cards([
+      ['score', rep.score.toFixed(3), rep.convicted !== undefined ? `convicted by proof ${short(rep.convicted)}` : rep.known ? `prior ${rep.prior.mean} × weight ${rep.prior.weight}` : 'no evidence yet: the prior'],
+      ['peers reporting', String(o.reporters), `${o.trusted} of them trusted by this node`],
+      ['good / bad evidence', `${o.ok.toFixed(2)} / ${o.failed.toFixed(2)}`, 'decayed, weighted by trust in each reporter']
+    ]),
+    o.top.length > 0 ? table(['REPORTER', 'TRUST', 'GOOD', 'BAD'], o.top.map((t) => [idCell(t.reporter), t.weight.toFixed(2), t.ok.toFixed(2), t.failed.toFixed(2)])) : null,
+    h('p', { class: 'muted' }, 'Signed payments, failure reports and probe results about this node that reached it on the evidence topic, scored as peers score it; each peer weighs the reporters by its own trust, so its number can differ.'))
+}
+
 function trackRecord (entries) {
   const mine = entries.filter((e) => e.role === 'provider')
   const by = {}
@@ -53,7 +67,7 @@ function trackRecord (entries) {
   const bad = (by.failed ?? 0) + (by['stopped-unpaid'] ?? 0) + (by.interrupted ?? 0)
   return panel('Reputation: the record peers score it by', { id: 'reputation' },
     cards([['awards settled', String(done)], ['failed or interrupted', String(bad)], ['requesters served', String(new Set(mine.map((e) => e.counterparty)).size)]]),
-    h('p', { class: 'muted' }, 'Each peer scores this provider from the signed receipts, payments and failure evidence of these awards (its own first, others\' weighted by trust). The API serves this node\'s record, not each peer\'s score of it.'))
+    h('p', { class: 'muted' }, 'Each peer scores this provider from the signed receipts, payments and failure evidence of these awards (its own first, others\' weighted by trust). The next panel scores the evidence about it that reached this node.'))
 }
 
 /** Jobs this provider saw and did not bid on, by reason (/metrics gpumesh_market_bids_declined_total), most first. */
@@ -74,7 +88,7 @@ function runLogPanel (selected, log) {
 
 /** `select(job)` is called when a job row is clicked. */
 export function renderProvider (data, now, { selected, log, select } = { log: { text: '', done: true } }) {
-  const { status, ledger, market, bids, metrics } = data
+  const { status, ledger, market, bids, metrics, reputation } = data
   if (market === undefined) return [panel('Provider', { class: 'wide' }, h('p', {}, 'This daemon runs no market (a bootstrap peer): nothing to sell.'))]
   const entries = ledger?.entries ?? []
   const fill = fillRate(status, entries, now)
@@ -100,6 +114,7 @@ export function renderProvider (data, now, { selected, log, select } = { log: { 
     panel('Jobs not bid on', { id: 'skipped' },
       table(['WHY', 'JOBS'], skippedJobs(metrics).map(([reason, n]) => [h('td', { class: 'wrap' }, reason), String(n)]), 'every job seen got a bid (or none was seen)')),
     trackRecord(entries),
+    peersView(reputation),
     panel('Requesters refused for their score', { id: 'refused' },
       table(['REQUESTER', 'SCORE', 'MIN', 'REASON', 'JOBS'], (market.refused ?? []).map((r) => [idCell(r.requester), r.score.toFixed(3), String(r.min), h('td', { class: 'wrap' }, r.reason), String(r.jobs)]), 'none refused'))
   ]
