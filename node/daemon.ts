@@ -10,6 +10,7 @@ import { privateKeyFromProtobuf } from '@libp2p/crypto/keys'
 import { LevelDatastore } from 'datastore-level'
 import type { Identity } from '../crypto/index.js'
 import { EVIDENCE_TOPIC, MAX_FIND_LIMIT, capabilityKeys, sealMessage, type CapabilityAd, type GpuInfo, type JobRequest, type ProviderQuery, type SealedMessage } from '../protocol/index.js'
+import { availableMs } from '../protocol/market/calendar.js'
 import { createMarketParams, type MarketParams, type MarketParamsInit } from '../protocol/market/params.js'
 import type { RefusedRequester } from '../protocol/market/provider-agent.js'
 import { ApiError, startApiServer, type ApiServer } from './api/server.js'
@@ -82,6 +83,8 @@ export interface StatusInfo {
   selling: boolean
   gpus: GpuInfo[]
   ad?: { cid: string, seq: number, expiresAt: number }
+  /** GPU-seconds offered since the start: the ad's GPUs × the free time of its availability windows since then (a provider's fill rate divides by it). */
+  offered?: { gpuSeconds: number, since: number }
   capabilityKeys: KeyState[]
   gpuDetection: string
   /** What happens to buyers' jobs of each configured workload (e.g. process: sandboxed, refused or UNSANDBOXED, and as whom). */
@@ -399,6 +402,7 @@ export class Daemon {
       selling: this.ad !== undefined,
       gpus: this.gpus,
       ...(this.ad !== undefined ? { ad: { cid: this.ad.cid.toString(), seq: this.ad.payload.seq, expiresAt: this.ad.payload.expiresAt } } : {}),
+      ...(this.ad !== undefined ? { offered: { gpuSeconds: this.ad.payload.gpus.length * availableMs(this.ad.payload.availability, this.startedAt, this.now()) / 1000, since: this.startedAt } } : {}),
       capabilityKeys: this.announcer.state(),
       gpuDetection: this.gpuDetection,
       executors: this.execution?.notes ?? {},

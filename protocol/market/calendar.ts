@@ -278,6 +278,13 @@ export function freeIntervals (availability: Availability, from: number, to: num
   return spanIntervals(memo.spans, availability.timeZone, from, to)
 }
 
+/** How much of [from, to) is free time, in ms (the offered time a provider's fill rate divides by). */
+export function availableMs (availability: Availability, from: number, to: number): number {
+  let ms = 0
+  for (const i of freeIntervals(availability, from, to)) ms += i.end - i.start
+  return ms
+}
+
 /** True when `t` lies in free time. */
 export function isAvailable (availability: Availability, t: number): boolean {
   const m = minuteOfWeek(availability.timeZone, t)

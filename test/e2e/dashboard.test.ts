@@ -191,6 +191,11 @@ describe('the browser dashboard: real daemons, headless Chromium', function () {
     assert.doesNotMatch(await page.textContent('#selling') ?? '', /0\.00 cr\s*earned/)
     assert.match(await page.textContent('#reputation') ?? '', /2\s*awards settled/)
     assert.match(await page.textContent('#fill') ?? '', /% of 1 GPU/)
+    // what the fill rate divides by: the ad's 1 GPU × its availability since start (always free here: the time since start)
+    const st = await provider.api<{ startedAt: number, offered?: { gpuSeconds: number, since: number } }>('/v1/status')
+    assert.equal(st.offered?.since, st.startedAt)
+    const upSeconds = (Date.now() - st.startedAt) / 1000
+    assert.ok((st.offered?.gpuSeconds ?? 0) > upSeconds - 5 && (st.offered?.gpuSeconds ?? 0) <= upSeconds, `${st.offered?.gpuSeconds} GPU-s offered after ${upSeconds} s`)
     // its reputation as the evidence that reached it scores it (GET /v1/reputation, this node by default)
     const self = await provider.api<{ peer: string, self: boolean, score: number, prior: { mean: number } }>('/v1/reputation')
     assert.equal(self.peer, providerId)

@@ -16,8 +16,8 @@ export function earningsSeries (entries) {
  * share of the whole time).
  */
 export function fillRate (status, entries, now) {
-  const gpus = status.selling ? status.gpus.length : 0
-  const offered = gpus * Math.max(0, now - status.startedAt) / 1000
+  // the daemon's count (the ad's availability windows since the start), else every second since the start
+  const offered = !status.selling ? 0 : status.offered !== undefined ? status.offered.gpuSeconds : status.gpus.length * Math.max(0, now - status.startedAt) / 1000
   const sold = entries.filter((e) => e.role === 'provider' && e.updatedAt >= status.startedAt).reduce((sum, e) => sum + (e.gpuSeconds ?? 0), 0)
   return { sold, offered, rate: offered > 0 ? sold / offered : 0 }
 }
@@ -104,7 +104,7 @@ export function renderProvider (data, now, { selected, log, select } = { log: { 
       ]),
       status.selling ? null : h('p', { class: 'muted' }, 'Not selling: this node has no capability ad (started with --no-sell, or no GPU).')),
     panel('Earnings over time', { id: 'earnings' }, stepChart(earningsSeries(entries), { title: 'cumulative credits earned (signed payments received)', format: creditsAxis })),
-    panel('Fill rate', { id: 'fill' }, meter(fill.rate, { title: `${(fill.rate * 100).toFixed(2)} % of ${status.gpus.length} GPU${status.gpus.length === 1 ? '' : 's'} × ${duration(now - status.startedAt)} sold` })),
+    panel('Fill rate', { id: 'fill' }, meter(fill.rate, { title: `${(fill.rate * 100).toFixed(2)} % of ${status.gpus.length} GPU${status.gpus.length === 1 ? '' : 's'} × ${duration(fill.offered / Math.max(1, status.gpus.length) * 1000)} offered (its availability windows since start) sold` })),
     bidsPanel(bids, market),
     panel('Current offers and jobs', { class: 'wide', id: 'provider-jobs' },
       table(['JOB', 'BID', 'STATUS', 'GPUS', 'PRICE', 'STARTED'], market.jobs.map((j) => h('tr', { class: `pick${j.job === selected ? ' selected' : ''}`, 'data-run': j.job, onclick: () => select?.(j.job) },

@@ -90,6 +90,8 @@ describe('the dashboard\'s numbers (node/api/dashboard/*.js, run here in Node)',
     const entries = [entry('provider', 1, 2_000, 50), entry('provider', 1, 500, 40), entry('requester', 1, 3_000, 70)]
     assert.deepEqual(fillRate(status, entries, 101_000), { sold: 50, offered: 200, rate: 0.25 })
     assert.equal(fillRate({ ...status, selling: false }, entries, 101_000).rate, 0)
+    // the daemon's offered GPU-seconds (its availability windows) win over the time since start
+    assert.deepEqual(fillRate({ ...status, offered: { gpuSeconds: 100, since: 1_000 } }, entries, 101_000), { sold: 50, offered: 100, rate: 0.5 })
   })
 
   it('axis ticks reach the largest value; the credit axis shows as many decimals as its step needs', async () => {

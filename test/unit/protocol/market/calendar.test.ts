@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
 import {
-  MAX_CALENDAR_HORIZON_MS, fits, formatDuration, freeIntervals, isAvailable, isKnownTimeZone, localTime, nextFreeStart,
+  MAX_CALENDAR_HORIZON_MS, availableMs, fits, formatDuration, freeIntervals, isAvailable, isKnownTimeZone, localTime, nextFreeStart,
   utcOffsetMs, weekMinutes, windowAt, type Availability, type WeeklyWindow
 } from '../../../../protocol/market/calendar.js'
 
@@ -270,5 +270,20 @@ describe('market/calendar', () => {
     assert.equal(formatDuration(150 * M), '2 h 30 min')
     assert.equal(formatDuration(3 * D + 4 * H), '3 d 4 h')
     assert.equal(formatDuration(Infinity), 'unbounded')
+  })
+
+  it('availableMs: the free time of [from, to), clipped at both ends; none for an empty or reversed span', () => {
+    const monNineToTen = utc({ day: 1, start: 9 * 60, end: 10 * 60 })
+    assert.equal(availableMs(monNineToTen, MON, MON + 7 * D), H)
+    // cut inside the window at both ends: 09:30 → 09:45
+    assert.equal(availableMs(monNineToTen, MON + 9 * H + 30 * M, MON + 9 * H + 45 * M), 15 * M)
+    // two weeks hold it twice; an empty or reversed span holds nothing
+    assert.equal(availableMs(monNineToTen, MON, MON + 14 * D), 2 * H)
+    assert.equal(availableMs(monNineToTen, MON + 9 * H, MON + 9 * H), 0)
+    assert.equal(availableMs(monNineToTen, MON + 10 * H, MON + 9 * H), 0)
+    assert.equal(availableMs(utc(), MON, MON + D), 0)
+    // always free: the whole span
+    const always = utc(...[1, 2, 3, 4, 5, 6, 7].map((day) => ({ day, start: 0, end: 1440 })))
+    assert.equal(availableMs(always, MON + 123, MON + 5 * D + 7), 5 * D - 116)
   })
 })
