@@ -35,6 +35,7 @@
  * BENCH_JOB_TIMEOUT_S=60 (one job, submit → final status), BENCH_IDLE_S=5 (load sampled with no job,
  * before the jobs), BENCH_CPU_PROFILE=prefix (a V8 CPU profile of each network's jobs),
  * BENCH_PROVIDE_CONCURRENCY=1 (each node's dht.provideConcurrency, bench/in-process.ts),
+ * BENCH_SPREAD_SHARE (the providers' bidSpreadShare, damping.ts; default the market's),
  * BENCH_READ_BOUNDARY=1 (0: the bare memory transport, whose chunks arrive in microtasks only;
  * bench/in-process.ts says why the default delivers each chunk in a later macrotask).
  *
@@ -74,6 +75,7 @@ const MESH_TIMEOUT_MS = Number(process.env.BENCH_MESH_TIMEOUT_S ?? 60) * 1000
 const ANNOUNCE_TIMEOUT_MS = Number(process.env.BENCH_ANNOUNCE_TIMEOUT_S ?? 360) * 1000
 const JOB_TIMEOUT_MS = Number(process.env.BENCH_JOB_TIMEOUT_S ?? 60) * 1000
 const CPU_PROFILE = process.env.BENCH_CPU_PROFILE
+const SPREAD_SHARE = process.env.BENCH_SPREAD_SHARE !== undefined ? Number(process.env.BENCH_SPREAD_SHARE) : undefined
 const IDLE_MS = Number(process.env.BENCH_IDLE_S ?? 5) * 1000
 
 const TARGET_NODES = 50
@@ -98,7 +100,8 @@ function providerSpecs (n: number, damping: boolean): NodeSpec[] {
   return Array.from({ length: n - 1 }, (_, i) => ({
     ...SELLERS[i % SELLERS.length],
     priceFloor: Math.round((0.4 + 2.6 * random()) * 100) / 100,
-    market: { damping },
+    // BENCH_SPREAD_SHARE: the providers' MarketParams.bidSpreadShare (damping.ts), for A/B runs of the damping rule
+    market: { damping, ...(SPREAD_SHARE !== undefined ? { bidSpreadShare: SPREAD_SHARE } : {}) } as NodeSpec['market'],
     dht: benchDht(SELLERS[i % SELLERS.length]?.dht)
   }))
 }
@@ -665,7 +668,7 @@ process.on('SIGTERM', onSignal)
 
 console.log(`gpumesh bench:market — Node ${process.version}, ${cpus()[0]?.model ?? 'unknown CPU'} ×${cpus().length}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB`)
 console.log(`in-process networks: ${SIZES.join(', ')} nodes + 1 bootstrap peer (N − 1 providers, 1 requester; memory transport${process.env.BENCH_READ_BOUNDARY === '0' ? ' (bare: microtask delivery)' : ' with a read boundary'}, plaintext, yamux, memory peer store); ` +
-  `damping ${DAMPING.join(', ')}; bid window ${BID_WINDOW_MS} ms; ${JOBS} jobs per network, ${CONCURRENCY === 1 ? 'sequential' : `${CONCURRENCY} in flight`}; ` +
+  `damping ${DAMPING.join(', ')}${SPREAD_SHARE !== undefined ? ` (bidSpreadShare ${SPREAD_SHARE})` : ''}; bid window ${BID_WINDOW_MS} ms; ${JOBS} jobs per network, ${CONCURRENCY === 1 ? 'sequential' : `${CONCURRENCY} in flight`}; ` +
   `job mix: ${JOB_KINDS.map((k) => k.name).join(', ')} (cap ${MAX_PRICE} credits/GPU-h); seed ${SEED}`)
 
 const began = performance.now()

@@ -142,7 +142,8 @@ describe('the browser dashboard: real daemons, headless Chromium', function () {
     const wrong = await open(`${base}#token=${'0'.repeat(64)}`)
     await wrong.waitForSelector('#gate:not([hidden])')
     assert.match(await wrong.textContent('#gate') ?? '', /refused this page's token \(HTTP 401\)/)
-    // the browser's own 401 report is the only console error allowed here
+    // the browser's own 401 report is the only console error allowed here; closed first, so none comes later
+    await Promise.all([bare, wrong].map(async (p) => { await p.context().close() }))
     pageErrors.splice(0, pageErrors.length, ...pageErrors.filter((e) => !/401/.test(e)))
     assert.deepEqual(pageErrors, [])
   })

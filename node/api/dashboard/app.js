@@ -55,8 +55,10 @@ const optional = async (api, path) => {
 }
 
 async function loadAll (api) {
-  const [status, peers, ledger, market, jobs, bids, reputation, metrics] = await Promise.all([
-    api.get('/v1/status'), api.get('/v1/peers'), optional(api, '/v1/ledger'), optional(api, '/v1/market'), optional(api, '/v1/jobs'),
+  // alone first: a refused token is one 401, not one per route
+  const status = await api.get('/v1/status')
+  const [peers, ledger, market, jobs, bids, reputation, metrics] = await Promise.all([
+    api.get('/v1/peers'), optional(api, '/v1/ledger'), optional(api, '/v1/market'), optional(api, '/v1/jobs'),
     optional(api, '/v1/bids').then((b) => b?.bids), optional(api, '/v1/reputation'), api.get('/metrics')
   ])
   return { status, peers: peers ?? [], ledger, market, jobs, bids, reputation, metrics: parseMetrics(metrics) }
