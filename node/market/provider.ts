@@ -23,7 +23,6 @@ import { InvalidEvidenceError, type Evidence } from '../../protocol/trust/reputa
 import type { RefusedRequester } from '../../protocol/market/provider-agent.js'
 import type { RequesterView } from '../../protocol/market/requester-view.js'
 import { ReputationSaver } from './reputation-saver.js'
-import { MAX_LOG_BYTES } from './provider-io.js'
 import type { LogsView } from './views.js'
 import { BidLog, type BidLogEntry } from './bid-log.js'
 import { messageKindOf } from './message-kind.js'
@@ -457,7 +456,7 @@ export class ProviderMarket {
 
   /**
    * The log of a job this node runs or ran, from offset `from` (`GET /v1/market/logs`): what it keeps for
-   * the receipt (up to MAX_LOG_BYTES), while the offer is held and for the last runs after they end
+   * the receipt (up to its cap, provider-io.ts MAX_LOG_BYTES), while the offer is held and for the last runs after they end
    * (ProviderJobs.runLog). The newest award's run when the job was awarded here more than once;
    * undefined when none is held.
    */
@@ -471,7 +470,7 @@ export class ProviderMarket {
       text: new TextDecoder().decode(log.slice(start, log.size)),
       next: log.size,
       done: offer === undefined || offer.finalized || status === undefined || isProviderFinal(status),
-      ...(log.truncated ? { cut: `this provider keeps ${MAX_LOG_BYTES} bytes of a job's log` } : {})
+      ...(log.truncated ? { cut: `this provider keeps ${log.cap} bytes of a job's log` } : {})
     }
   }
 
